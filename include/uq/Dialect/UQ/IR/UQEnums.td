@@ -1,0 +1,77 @@
+//===- UQEnums.td - Enumerations of the uq dialect ---------*- tablegen -*-===//
+
+#ifndef UQ_DIALECT_UQ_IR_UQENUMS_TD
+#define UQ_DIALECT_UQ_IR_UQENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+include "uq/Dialect/UQ/IR/UQDialect.td"
+
+def UQ_ElementCode : I32EnumAttr<"ElementCode",
+    "code of one cached element", [
+      I32EnumAttrCase<"fp4_e2m1", 0>,
+      I32EnumAttrCase<"fp8_e4m3", 1>,
+      I32EnumAttrCase<"bf16", 2>
+    ]> {
+  let cppNamespace = "::uq";
+  let genSpecializedAttr = 0;
+}
+def UQ_ElementCodeAttr : EnumAttr<UQ_Dialect, UQ_ElementCode, "element_code">;
+
+def UQ_ScaleEncoding : I32EnumAttr<"ScaleEncoding",
+    "encoding of the per-group scale", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"ue8m0", 1>
+    ]> {
+  let cppNamespace = "::uq";
+  let genSpecializedAttr = 0;
+}
+def UQ_ScaleEncodingAttr
+    : EnumAttr<UQ_Dialect, UQ_ScaleEncoding, "scale_encoding">;
+
+def UQ_Rotation : I32EnumAttr<"Rotation",
+    "rotation applied before grouping", [
+      I32EnumAttrCase<"none", 0>,
+      I32EnumAttrCase<"hadamard", 1>
+    ]> {
+  let cppNamespace = "::uq";
+  let genSpecializedAttr = 0;
+}
+def UQ_RotationAttr : EnumAttr<UQ_Dialect, UQ_Rotation, "rotation">;
+
+def UQ_Rounding : I32EnumAttr<"Rounding",
+    "rounding of a scaled value to the element grid", [
+      // Round to nearest; exact midpoints go to the lower (more negative)
+      // level. vLLM's UltraQuant reference (bucketize against midpoints).
+      I32EnumAttrCase<"ties_down", 0>,
+      // IEEE round to nearest, ties to even (what the hardware converts do).
+      I32EnumAttrCase<"nearest_even", 1>
+    ]> {
+  let cppNamespace = "::uq";
+  let genSpecializedAttr = 0;
+}
+def UQ_RoundingAttr : EnumAttr<UQ_Dialect, UQ_Rounding, "rounding">;
+
+def UQ_LayoutKind : I32EnumAttr<"LayoutKind", "paged KV-cache layout", [
+      // [num_blocks, block_size, num_kv_heads, slot_bytes] u8, each slot
+      // [K codes D/2][K scales D/32][V codes D/2][V scales D/32].
+      I32EnumAttrCase<"vllm_slot", 0>
+    ]> {
+  let cppNamespace = "::uq";
+  let genSpecializedAttr = 0;
+}
+def UQ_LayoutKindAttr : EnumAttr<UQ_Dialect, UQ_LayoutKind, "layout_kind">;
+
+def UQ_QueryPrecision : I32EnumAttr<"QueryPrecision",
+    "precision of the rotated query in the QK product", [
+      // Rounded to FP8 E4M3 with scale 1, NaN above 448 (vLLM reference).
+      I32EnumAttrCase<"fp8_e4m3", 0>,
+      // Kept in f32.
+      I32EnumAttrCase<"f32", 1>
+    ]> {
+  let cppNamespace = "::uq";
+  let genSpecializedAttr = 0;
+}
+def UQ_QueryPrecisionAttr
+    : EnumAttr<UQ_Dialect, UQ_QueryPrecision, "query_precision">;
+
+#endif // UQ_DIALECT_UQ_IR_UQENUMS_TD
