@@ -1,0 +1,284 @@
+//===- Reference.h - Bit-exact UltraQuant reference numerics ----*- C++ -*-===//
+//
+// Part of the uq project.
+//
+//===----------------------------------------------------------------------===//
+///
+/// \file
+/// The bit-exact reference numerics of the UltraQuant 4-bit KV-cache format
+/// (docs/ultraquant-format.md in the shared data): element codes (FP4 E2M1,
+/// OCP FP8 E4M3FN, BF16), UE8M0 group scales, the normalised Walsh-Hadamard
+/// key rotation, row encode/decode, the vLLM-compatible paged cache write and
+/// a scalar decode-attention reference.
+///
+/// This library is plain C++17 with no LLVM/MLIR dependency so that the
+/// emulator, the Python bindings and the MLIR CPU lowering tests can all use
+/// it as ground truth. Everything here is single-threaded and deterministic.
+///
+/// Error style: scalar conversions are total functions (every input has a
+/// defined result). Functions that take sizes, geometries or indices return a
+/// `uq::ref::Status`; on failure they write nothing to their outputs (inputs
+/// are validated before any output byte is touched) and the status carries a
+/// message. They never crash on bad slots, block ids or sizes.
+///
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_REFERENCE_REFERENCE_H
+#define UQ_REFERENCE_REFERENCE_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace uq {
+namespace ref {
+
+//===----------------------------------------------------------------------===//
+// Status
+//===----------------------------------------------------------------------===//
+
+/// Result of a function that can reject its arguments. Default-constructed
+/// (or `Status::success()`) means success; `Status::error(msg)` carries a
+/// human-readable reason.
+class Status {
+public:
+  /// Success.
+  Status() = default;
+  /// A successful status.
+  static Status success() { return Status(); }
+  /// A failed status with message \p msg.
+  static Status error(std::string msg) {
+    Status s;
+    s.failed = true;
+    s.msg = std::move(msg);
+    return s;
+  }
+  /// True on success.
+  bool ok() const { return !failed; }
+  /// The failure message (empty on success).
+  const std::string &message() const { return msg; }
+
+private:
+  bool failed = false;
+  std::string msg;
+};
+
+//===----------------------------------------------------------------------===//
+// Scalar element codes
+//===----------------------------------------------------------------------===//
+
+/// Rounding rule for FP4 encoding.
+enum class Rounding {
+  /// vLLM's rule (format doc): nearest level; on an exact midpoint take the
+  /// lower (more negative) level. +0.25 -> 0, -0.25 -> -0.5, 2.5 -> 2.
+  TiesDown,
+  /// IEEE round-to-nearest, ties to the level with an even mantissa bit.
+  NearestEven,
+};
+
+/// What an FP8 E4M3 encode does with a finite value above the largest finite
+/// magnitude (448) after rounding.
+enum class Fp8Overflow {
+  /// Produce NaN (0x7f / 0xff), as a plain `.to(torch.float8_e4m3fn)` does in
+  /// the vLLM reference.
+  NaN,
+  /// Clamp to +-448.
+  Saturate,
+};
+
+/// The element encoding of a KV row.
+enum class ElementCode {
+  /// 4-bit E2M1 codes, two per byte, with one UE8M0 scale byte per group.
+  FP4_E2M1,
+  /// One OCP E4M3FN byte per element, no scale bytes (scale 1).
+  FP8_E4M3,
+  /// One little-endian bf16 per element (2 bytes), no scale bytes.
+  BF16,
+};
+
+/// Decodes the low 4 bits of \p code as FP4 E2M1: 0..7 = 0, 0.5, 1, 1.5, 2, 3,
+/// 4, 6 and 8..15 the same magnitudes negated (code 8 is -0.0f).
+float fp4Decode(uint8_t code);
+
+/// Encodes \p x (already divided by the group scale) to a 4-bit FP4 code in
+/// the low nibble. Magnitudes above 6 saturate to +-6; NaN encodes as 0.
+/// With TiesDown, zero (either sign) and anything in (-0.25, 0.25] give code
+/// 0, never 8. With NearestEven, values that round to zero give code 0 as
+/// well (the sign of zero is never stored).
+uint8_t fp4Encode(float x, Rounding r = Rounding::TiesDown);
+
+/// Decodes a UE8M0 byte: 2^(b-127); 255 decodes to NaN. Byte 0 decodes to
+/// 2^-127 (the OCP MX meaning); the format's zero sentinel is carried by the
+/// codes being 0, not by this value.
+float e8m0Decode(uint8_t b);
+
+/// The UE8M0 scale byte of a group with maximum magnitude \p absmax:
+/// e = floor(log2(c * absmax) + 0.5) clamped to [-126, 127], byte = e + 127.
+/// Returns the sentinel 0 when absmax == 0 or absmax is not finite. The log
+/// is evaluated exactly (in double, from the float product c * absmax), so
+/// the half-up decision at exactly 2^(k+0.5) is exact; see
+/// docs/reference-numerics.md for how this matches vLLM.
+uint8_t ue8m0ScaleByte(float absmax, double c = 0.156);
+
+/// Decodes an OCP FP8 E4M3FN byte (bias 7, no infinities; 0x7f and 0xff are
+/// NaN; max finite 448).
+float fp8e4m3Decode(uint8_t b);
+
+/// Encodes \p x to OCP FP8 E4M3FN with round-to-nearest-even (subnormals
+/// included). NaN -> 0x7f (sign kept: 0xff for negative NaN); +-Inf and
+/// finite values that round above 448 -> NaN or +-448 depending on \p mode.
+uint8_t fp8e4m3Encode(float x, Fp8Overflow mode = Fp8Overflow::NaN);
+
+/// Widens a bf16 bit pattern to float (exact).
+float bf16ToFloat(uint16_t bits);
+
+/// Rounds \p x to bf16 with round-to-nearest-even; NaN stays a (quiet) NaN
+/// with its sign, infinities stay infinities.
+uint16_t floatToBf16(float x);
+
+//===----------------------------------------------------------------------===//
+// Rotation
+//===----------------------------------------------------------------------===//
+
+/// Multiplies \p row (length \p d) in place by the normalised Sylvester
+/// Walsh-Hadamard matrix H_d / sqrt(d) (symmetric, so row @ H^T == H @ row).
+/// The arithmetic (which of the vLLM variants it reproduces bit for bit) is
+/// described in docs/reference-numerics.md. Fails, leaving the row
+/// untouched, unless \p d is a power of two >= 1.
+Status hadamardRotate(float *row, int64_t d);
+
+//===----------------------------------------------------------------------===//
+// Row encode / decode
+//===----------------------------------------------------------------------===//
+
+/// A KV row encoding. The defaults are the vLLM `ultraquant_4bit` value
+/// format; keys use the same with `rotate = true`.
+struct Format {
+  ElementCode code = ElementCode::FP4_E2M1;
+  /// Channels per UE8M0 scale (FP4 only); must divide the head dim.
+  int groupSize = 32;
+  /// The scale constant c of s = c * absmax (FP4 only).
+  double c = 0.156;
+  /// Rotate by H_D / sqrt(D) before encoding (keys).
+  bool rotate = false;
+  /// FP4 rounding rule.
+  Rounding rounding = Rounding::TiesDown;
+  /// FP8 overflow rule (FP8_E4M3 rows).
+  Fp8Overflow fp8Overflow = Fp8Overflow::NaN;
+};
+
+/// The vLLM-compatible key format (FP4, c = 0.156, rotated).
+inline Format keyFormat() {
+  Format f;
+  f.rotate = true;
+  return f;
+}
+
+/// The vLLM-compatible value format (FP4, c = 0.156, not rotated).
+inline Format valueFormat() { return Format(); }
+
+/// Checks that \p f can encode rows of \p d elements (d > 0; FP4: groupSize
+/// > 0, even, and divides d; rotate: d a power of two; c finite and > 0).
+Status validateFormat(const Format &f, int64_t d);
+
+/// Bytes of element codes for one row of \p d elements (FP4: d/2, FP8: d,
+/// BF16: 2d). Returns -1 if validateFormat fails.
+int64_t codeBytes(const Format &f, int64_t d);
+
+/// Bytes of scales for one row of \p d elements (FP4: d/groupSize, others 0).
+/// Returns -1 if validateFormat fails.
+int64_t scaleBytes(const Format &f, int64_t d);
+
+/// Encodes one row \p x of \p d floats (rotating a copy first if f.rotate)
+/// into \p codes (codeBytes) and \p scales (scaleBytes; may be null when
+/// that is 0). FP4 packing: element 2i in the low nibble of byte i.
+Status encodeRow(const Format &f, const float *x, int64_t d, uint8_t *codes,
+                 uint8_t *scales);
+
+/// Decodes one row into \p out (d floats). The result is in the coded
+/// domain: for a rotated format it is the rotated row (no inverse rotation).
+Status decodeRow(const Format &f, const uint8_t *codes, const uint8_t *scales,
+                 int64_t d, float *out);
+
+//===----------------------------------------------------------------------===//
+// Paged cache (vLLM layout)
+//===----------------------------------------------------------------------===//
+
+/// Geometry of a vLLM-layout cache: uint8 [numBlocks, blockSize, numKvHeads,
+/// slotBytes], contiguous, one slot per (token, kv head) holding
+/// [K codes][K scales][V codes][V scales] from byte 0 (any padding after).
+struct CacheGeometry {
+  int64_t numBlocks;
+  int64_t blockSize;
+  int64_t numKvHeads;
+  int64_t headDim;
+  int64_t slotBytes;
+};
+
+/// The unpadded slot size for key format \p kf and value format \p vf at
+/// head dim \p d (136 for FP4 K and V at d = 128), or -1 if either format is
+/// invalid for d.
+int64_t slotBytes(const Format &kf, const Format &vf, int64_t d);
+
+/// Total cache bytes numBlocks * blockSize * numKvHeads * slotBytes.
+int64_t cacheBytes(const CacheGeometry &g);
+
+/// Checks that \p g is positive everywhere and slotBytes is large enough for
+/// \p kf and \p vf at g.headDim.
+Status validateGeometry(const Format &kf, const Format &vf,
+                        const CacheGeometry &g);
+
+/// Encodes keys \p k and values \p v (both [numTokens, numKvHeads, headDim]
+/// floats, contiguous) into \p cache at slot_mapping[t] =
+/// block * blockSize + offset. A negative slot skips the token (its bytes
+/// stay untouched); padding bytes of a slot are never written. A slot >=
+/// numBlocks * blockSize is an error: then nothing is written.
+Status cacheWrite(const Format &kf, const Format &vf, const CacheGeometry &g,
+                  const float *k, const float *v, const int64_t *slotMapping,
+                  int64_t numTokens, uint8_t *cache);
+
+//===----------------------------------------------------------------------===//
+// Decode attention
+//===----------------------------------------------------------------------===//
+
+/// Precision the rotated query is rounded to before the QK product.
+enum class QueryPrecision {
+  /// OCP E4M3FN with scale 1, NaN on overflow (the vLLM reference).
+  FP8_E4M3,
+  /// Keep the rotated query in float.
+  F32,
+};
+
+/// Parameters of decodeAttention.
+struct AttentionParams {
+  /// Multiplier of q . k (usually 1/sqrt(D)).
+  float softmaxScale;
+  QueryPrecision queryPrecision = QueryPrecision::FP8_E4M3;
+  /// Accumulate dot products, softmax sums and the PV product in double
+  /// (rounded to float at the end) instead of float.
+  bool accumulateF64 = false;
+};
+
+/// Reference single-token decode attention over a paged cache.
+///
+/// For sequence s and query head h (kv head h / (numQHeads / numKvHeads)):
+///   q' = rotate(q[s,h]) if kf.rotate, then rounded per queryPrecision;
+///   logit_j = (q' . decodeRow(K_j)) * softmaxScale for j < seqLens[s],
+///     token j at block blockTables[s, j / blockSize], offset j % blockSize;
+///   with sinks, one extra logit sinks[h] that has no value row;
+///   out[s,h] = sum_j softmax(logits)_j * decodeRow(V_j).
+/// The exact arithmetic order is in docs/reference-numerics.md. q and out are
+/// [numSeqs, numQHeads, headDim] floats. seqLens[s] == 0 gives zeros (or,
+/// with a sink, zeros as well since the sink has no value). Errors (nothing
+/// written): numQHeads not a multiple of numKvHeads, a seq len < 0 or above
+/// maxBlocks * blockSize, a used block id outside [0, numBlocks).
+Status decodeAttention(const Format &kf, const Format &vf,
+                       const CacheGeometry &g, const AttentionParams &p,
+                       const float *q, int64_t numSeqs, int64_t numQHeads,
+                       const int32_t *blockTables, int64_t maxBlocks,
+                       const int32_t *seqLens, const float *sinks, float *out);
+
+} // namespace ref
+} // namespace uq
+
+#endif // UQ_REFERENCE_REFERENCE_H
