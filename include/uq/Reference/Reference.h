@@ -114,10 +114,13 @@ float e8m0Decode(uint8_t b);
 
 /// The UE8M0 scale byte of a group with maximum magnitude \p absmax:
 /// e = floor(log2(c * absmax) + 0.5) clamped to [-126, 127], byte = e + 127.
-/// Returns the sentinel 0 when absmax == 0 or absmax is not finite. The log
-/// is evaluated exactly (in double, from the float product c * absmax), so
-/// the half-up decision at exactly 2^(k+0.5) is exact; see
-/// docs/reference-numerics.md for how this matches vLLM.
+/// Returns the sentinel 0 when absmax == 0 or absmax is not finite.
+/// s = c * absmax is formed in float32 (float(c) * absmax, rounded to nearest
+/// even, as a float32 tensor times a Python scalar does in the vLLM
+/// reference); the rounding of log2(s) is then decided exactly: e = E + 1
+/// when the significand of s (s = 1.f * 2^E) is >= sqrt(2), i.e. when its 23
+/// mantissa bits are >= 0x3504F4, else e = E. A zero s (underflow) gives -126.
+/// See docs/reference-numerics.md.
 uint8_t ue8m0ScaleByte(float absmax, double c = 0.156);
 
 /// Decodes an OCP FP8 E4M3FN byte (bias 7, no infinities; 0x7f and 0xff are
@@ -140,12 +143,27 @@ uint16_t floatToBf16(float x);
 // Rotation
 //===----------------------------------------------------------------------===//
 
+/// How the rotation is evaluated. Both compute H_d / sqrt(d) with the
+/// Sylvester butterfly (stages of span 1, 2, ..., d/2; (a, b) -> (a + b,
+/// a - b)); they differ only in rounding.
+enum class RotationArithmetic {
+  /// Unnormalised butterfly in double, one multiply by 1/sqrt(d) in double,
+  /// one rounding to float per element: close to the exact product, and
+  /// independent of any GEMM blocking. The default; reproduces every golden
+  /// encode_k_* byte (docs/reference-numerics.md).
+  ExactF64,
+  /// float32 butterfly with the normalisation in every stage,
+  /// (a + b) / sqrt(2) and (a - b) / sqrt(2) rounded to float each time
+  /// (the shape of vLLM's Triton store kernel), for kernels that want to be
+  /// bit-exact with such a butterfly.
+  ButterflyF32,
+};
+
 /// Multiplies \p row (length \p d) in place by the normalised Sylvester
 /// Walsh-Hadamard matrix H_d / sqrt(d) (symmetric, so row @ H^T == H @ row).
-/// The arithmetic (which of the vLLM variants it reproduces bit for bit) is
-/// described in docs/reference-numerics.md. Fails, leaving the row
-/// untouched, unless \p d is a power of two >= 1.
-Status hadamardRotate(float *row, int64_t d);
+/// Fails, leaving the row untouched, unless \p d is a power of two >= 1.
+Status hadamardRotate(float *row, int64_t d,
+                      RotationArithmetic a = RotationArithmetic::ExactF64);
 
 //===----------------------------------------------------------------------===//
 // Row encode / decode
@@ -165,6 +183,8 @@ struct Format {
   Rounding rounding = Rounding::TiesDown;
   /// FP8 overflow rule (FP8_E4M3 rows).
   Fp8Overflow fp8Overflow = Fp8Overflow::NaN;
+  /// Rotation arithmetic (when rotate is set); also used for the query.
+  RotationArithmetic rotation = RotationArithmetic::ExactF64;
 };
 
 /// The vLLM-compatible key format (FP4, c = 0.156, rotated).
@@ -259,7 +279,8 @@ struct AttentionParams {
   bool accumulateF64 = false;
 };
 
-/// Reference single-token decode attention over a paged cache.
+/// Reference single-token decode attention over the paged cache \p cache
+/// (written by cacheWrite with the same formats and geometry).
 ///
 /// For sequence s and query head h (kv head h / (numQHeads / numKvHeads)):
 ///   q' = rotate(q[s,h]) if kf.rotate, then rounded per queryPrecision;
@@ -273,7 +294,8 @@ struct AttentionParams {
 /// written): numQHeads not a multiple of numKvHeads, a seq len < 0 or above
 /// maxBlocks * blockSize, a used block id outside [0, numBlocks).
 Status decodeAttention(const Format &kf, const Format &vf,
-                       const CacheGeometry &g, const AttentionParams &p,
+                       const CacheGeometry &g, const uint8_t *cache,
+                       const AttentionParams &p,
                        const float *q, int64_t numSeqs, int64_t numQHeads,
                        const int32_t *blockTables, int64_t maxBlocks,
                        const int32_t *seqLens, const float *sinks, float *out);
