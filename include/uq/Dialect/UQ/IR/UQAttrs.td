@@ -41,7 +41,7 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
     "::uq::ElementCode":$element,
     "unsigned":$groupSize,
     "::uq::ScaleEncoding":$scale,
-    "double":$c,
+    APFloatParameter<"constant c of the scale rule">:$c,
     "::uq::Rotation":$rotation,
     "::uq::Rounding":$rounding);
   let hasCustomAssemblyFormat = 1;
@@ -59,6 +59,8 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
     int64_t getScaleBytes(int64_t headDim) const;
     bool hasScales() const { return getScale() != ::uq::ScaleEncoding::none; }
     bool isRotated() const { return getRotation() != ::uq::Rotation::none; }
+    /// The constant c of the scale rule as a double.
+    double getCValue() const { return getC().convertToDouble(); }
   }];
 }
 

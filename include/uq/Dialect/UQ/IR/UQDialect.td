@@ -29,6 +29,10 @@ def UQ_Dialect : Dialect {
     (`convert-uq-to-linalg`), checked against the reference library.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes (defined with their storage in UQAttrs.cpp).
+    void registerAttributes();
+  }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 

@@ -15,7 +15,6 @@ def UQ_ElementCode : I32EnumAttr<"ElementCode",
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
 }
-def UQ_ElementCodeAttr : EnumAttr<UQ_Dialect, UQ_ElementCode, "element_code">;
 
 def UQ_ScaleEncoding : I32EnumAttr<"ScaleEncoding",
     "encoding of the per-group scale", [
@@ -25,8 +24,6 @@ def UQ_ScaleEncoding : I32EnumAttr<"ScaleEncoding",
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
 }
-def UQ_ScaleEncodingAttr
-    : EnumAttr<UQ_Dialect, UQ_ScaleEncoding, "scale_encoding">;
 
 def UQ_Rotation : I32EnumAttr<"Rotation",
     "rotation applied before grouping", [
@@ -36,7 +33,6 @@ def UQ_Rotation : I32EnumAttr<"Rotation",
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
 }
-def UQ_RotationAttr : EnumAttr<UQ_Dialect, UQ_Rotation, "rotation">;
 
 def UQ_Rounding : I32EnumAttr<"Rounding",
     "rounding of a scaled value to the element grid", [
@@ -49,7 +45,6 @@ def UQ_Rounding : I32EnumAttr<"Rounding",
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
 }
-def UQ_RoundingAttr : EnumAttr<UQ_Dialect, UQ_Rounding, "rounding">;
 
 def UQ_LayoutKind : I32EnumAttr<"LayoutKind", "paged KV-cache layout", [
       // [num_blocks, block_size, num_kv_heads, slot_bytes] u8, each slot
@@ -59,7 +54,6 @@ def UQ_LayoutKind : I32EnumAttr<"LayoutKind", "paged KV-cache layout", [
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
 }
-def UQ_LayoutKindAttr : EnumAttr<UQ_Dialect, UQ_LayoutKind, "layout_kind">;
 
 def UQ_QueryPrecision : I32EnumAttr<"QueryPrecision",
     "precision of the rotated query in the QK product", [

@@ -1,0 +1,291 @@
+//===- UQOps.td - Operations of the uq dialect -------------*- tablegen -*-===//
+
+#ifndef UQ_DIALECT_UQ_IR_UQOPS_TD
+#define UQ_DIALECT_UQ_IR_UQOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "uq/Dialect/UQ/IR/UQDialect.td"
+include "uq/Dialect/UQ/IR/UQAttrs.td"
+
+def UQ_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
+def UQ_ByteTensor : RankedTensorOf<[I8]>;
+
+//===----------------------------------------------------------------------===//
+// uq.rotate
+//===----------------------------------------------------------------------===//
+
+def UQ_RotateOp : UQ_Op<"rotate", [Pure, SameOperandsAndResultType]> {
+  let summary = "Normalised Walsh-Hadamard rotation along the last dimension";
+  let description = [{
+    Multiplies every row (the last dimension, of static power-of-two size `D`)
+    by the normalised Sylvester Walsh-Hadamard matrix `H_D / sqrt(D)`:
+    `result = input @ H^T / sqrt(D)`. The matrix is symmetric and orthonormal,
+    so the op is its own inverse. Keys are rotated before quantization and
+    queries with the same matrix at decode time, which leaves `q . k`
+    unchanged.
+
+    ```mlir
+    %r = uq.rotate %k : tensor<16x128xf32>
+    ```
+  }];
+  let arguments = (ins UQ_FloatTensor:$input);
+  let results = (outs UQ_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// uq.quantize / uq.dequantize
+//===----------------------------------------------------------------------===//
+
+def UQ_QuantizeOp : UQ_Op<"quantize", [Pure]> {
+  let summary = "Code rows of values in a KV format (codes + scale bytes)";
+  let description = [{
+    Codes every row (last dimension `D`) of `input` in `format`: the format's
+    rotation is applied first, then each group of `group` consecutive
+    elements gets one scale byte and one code per element.
+
+    For `fp4_e2m1` the codes are packed two per byte (element `2i` in the low
+    nibble of byte `i`): `codes` has last dimension `D/2` and `scales`
+    `D/group`. For `fp8_e4m3` `codes` has last dimension `D` (one E4M3 byte
+    per element, scale 1) and there is no `scales` result; `bf16` codes are a
+    `bf16` tensor of the same shape. Leading dimensions are kept.
+
+    ```mlir
+    %codes, %scales = uq.quantize %k
+        {format = #uq.kv_format<fp4_e2m1, rotation = hadamard>} : tensor<4x128xbf16> -> tensor<4x64xi8>, tensor<4x4xi8>
+    %c8 = uq.quantize %v {format = #uq.kv_format<fp8_e4m3>} : tensor<4x128xf32> -> tensor<4x128xi8>
+    ```
+  }];
+  let arguments = (ins UQ_FloatTensor:$input, UQ_KVFormatAttr:$format);
+  let results = (outs RankedTensorOf<[I8, BF16]>:$codes,
+                      Optional<UQ_ByteTensor>:$scales);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type(results)
+  }];
+  let hasVerifier = 1;
+}
+
+def UQ_DequantizeOp : UQ_Op<"dequantize", [Pure]> {
+  let summary = "Decode codes (and scale bytes) of a KV format to floats";
+  let description = [{
+    The inverse of the coding step of `uq.quantize`: `value(code) * 2^(scale
+    byte - 127)` per group, with scale byte 0 meaning "this group is zero".
+    The result is in the coded domain: rows of a rotated format stay rotated
+    (apply `uq.rotate` to go back).
+
+    ```mlir
+    %k = uq.dequantize %codes, %scales
+        {format = #uq.kv_format<fp4_e2m1, rotation = hadamard>} : tensor<4x64xi8>, tensor<4x4xi8> -> tensor<4x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[I8, BF16]>:$codes,
+                       Optional<UQ_ByteTensor>:$scales,
+                       UQ_KVFormatAttr:$format);
+  let results = (outs UQ_FloatTensor:$result);
+  let assemblyFormat = [{
+    $codes (`,` $scales^)? attr-dict `:` type(operands)
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// uq.cache_write
+//===----------------------------------------------------------------------===//
+
+def UQ_CacheWriteOp : UQ_Op<"cache_write",
+    [Pure, AllTypesMatch<["cache", "result"]>]> {
+  let summary = "Quantize K and V and write them into the paged cache";
+  let description = [{
+    For every token `t` with `slot_mapping[t] >= 0`, codes `key[t, h, :]` in
+    `k_format` and `value[t, h, :]` in `v_format` and stores them in the slot
+    `(slot / block_size, slot % block_size, h)` of `cache` laid out as
+    `layout` says. Tokens with a negative slot are skipped; every other byte
+    of the cache is kept. The result is the updated cache (destination
+    passing style: `cache` is the initial value).
+
+    Shapes: `key`, `value`: `[T, Hkv, D]`; `slot_mapping`: `[T]` `i64`;
+    `cache`: `[num_blocks, block_size, Hkv, slot_bytes]` `i8`.
+
+    ```mlir
+    %c = uq.cache_write %k, %v, %slots into %cache
+        {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+         v_format = #uq.kv_format<fp4_e2m1>,
+         layout = #uq.cache_layout<vllm_slot>}
+        : tensor<3x8x128xbf16>, tensor<3x8x128xbf16>, tensor<3xi64>
+          into tensor<64x16x8x136xi8>
+    ```
+  }];
+  let arguments = (ins UQ_FloatTensor:$key, UQ_FloatTensor:$value,
+                       RankedTensorOf<[I64]>:$slot_mapping,
+                       UQ_ByteTensor:$cache,
+                       UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
+                       UQ_CacheLayoutAttr:$layout);
+  let results = (outs UQ_ByteTensor:$result);
+  let assemblyFormat = [{
+    $key `,` $value `,` $slot_mapping `into` $cache attr-dict
+    `:` type($key) `,` type($value) `,` type($slot_mapping) `into` type($cache)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getCacheType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getCache().getType());
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Decode attention
+//===----------------------------------------------------------------------===//
+
+class UQ_AttentionOpBase<string mnemonic, list<Trait> traits = []>
+    : UQ_Op<mnemonic, !listconcat(traits, [Pure])> {
+  code commonExtraClassDeclaration = [{
+    ::mlir::RankedTensorType getQueryType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());
+    }
+    ::mlir::RankedTensorType getCacheType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getCache().getType());
+    }
+    int64_t getNumSeqs() { return getQueryType().getDimSize(0); }
+    int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
+    int64_t getHeadDim() { return getQueryType().getDimSize(2); }
+    int64_t getBlockSize() { return getCacheType().getDimSize(1); }
+    int64_t getNumKVHeads() { return getCacheType().getDimSize(2); }
+    int64_t getMaxBlocksPerSeq() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getBlockTables().getType())
+          .getDimSize(1);
+    }
+    /// Query heads per KV head (the GQA ratio).
+    int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
+  }];
+}
+
+def UQ_DecodeAttentionOp : UQ_AttentionOpBase<"decode_attention"> {
+  let summary = "Decode attention over the paged quantized KV cache";
+  let description = [{
+    One new query token per sequence attends to the `seq_lens[s]` cached
+    tokens of its sequence. Query head `h` uses KV head `h / (Hq / Hkv)`
+    (GQA; the ratio must be 1..16 so one KV head's query heads fit the 16
+    rows of the matrix instructions). The query is rotated with the key
+    format's rotation and, with `query_precision = fp8_e4m3` (the default,
+    as in vLLM's reference), rounded to FP8 E4M3 (scale 1, NaN above 448).
+    Logits are `q . k_decoded * scale`, with `k_decoded` read from the cache
+    through `block_tables`; with `sinks`, `sinks[h]` joins the softmax of head
+    `h` as one extra logit without a value row. The output is
+    `sum_t p_t v_decoded_t`.
+
+    Shapes: `query`, `result`: `[S, Hq, D]`; `cache`:
+    `[num_blocks, block_size, Hkv, slot_bytes]` `i8`; `block_tables`:
+    `[S, max_blocks]` `i32`; `seq_lens`: `[S]` `i32`; `sinks`: `[Hq]` `f32`.
+    A sequence of length 0 gives zeros (or, with sinks, zeros too: the sink
+    has no value row).
+
+    ```mlir
+    %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.0883883
+        {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+         v_format = #uq.kv_format<fp4_e2m1>,
+         layout = #uq.cache_layout<vllm_slot>}
+        : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>,
+           tensor<2xi32>) -> tensor<2x16x128xf32>
+    ```
+  }];
+  let arguments = (ins UQ_FloatTensor:$query, UQ_ByteTensor:$cache,
+                       RankedTensorOf<[I32]>:$block_tables,
+                       RankedTensorOf<[I32]>:$seq_lens,
+                       Optional<RankedTensorOf<[F32]>>:$sinks,
+                       F32Attr:$scale,
+                       UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
+                       UQ_CacheLayoutAttr:$layout,
+                       DefaultValuedAttr<UQ_QueryPrecisionAttr,
+                           "::uq::QueryPrecision::fp8_e4m3">:$query_precision);
+  let results = (outs UQ_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $cache `,` $block_tables `,` $seq_lens (`sinks` $sinks^)?
+    `scale` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtraClassDeclaration;
+}
+
+def UQ_DecodeAttentionPartialOp
+    : UQ_AttentionOpBase<"decode_attention_partial"> {
+  let summary = "One split-K partition of decode attention per sequence";
+  let description = [{
+    Flash-decoding's first half. The keys of each sequence are split into
+    partitions of `partition_size` tokens (`P = result dim 2` partitions:
+    enough for `max_blocks * block_size` tokens). For partition `p`, over the
+    tokens `t` in `[p * partition_size, min((p+1) * partition_size,
+    seq_len))` with logits `l_t` defined as in `uq.decode_attention`, the op
+    returns `max[s,h,p] = max_t l_t`, `sum[s,h,p] = sum_t exp(l_t - max)` and
+    `out[s,h,p,:] = sum_t exp(l_t - max) v_t / sum`. An empty partition has
+    `max = -inf`, `sum = 0` and `out = 0`. `uq.merge_partitions` combines
+    the partitions (and the sinks).
+
+    ```mlir
+    %o, %m, %l = uq.decode_attention_partial %q, %cache, %bt, %lens
+        scale 0.0883883 partition_size 256
+        {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+         v_format = #uq.kv_format<fp4_e2m1>,
+         layout = #uq.cache_layout<vllm_slot>}
+        : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>,
+           tensor<2xi32>) -> (tensor<2x16x2x128xf32>, tensor<2x16x2xf32>,
+           tensor<2x16x2xf32>)
+    ```
+  }];
+  let arguments = (ins UQ_FloatTensor:$query, UQ_ByteTensor:$cache,
+                       RankedTensorOf<[I32]>:$block_tables,
+                       RankedTensorOf<[I32]>:$seq_lens,
+                       F32Attr:$scale,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$partition_size,
+                       UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
+                       UQ_CacheLayoutAttr:$layout,
+                       DefaultValuedAttr<UQ_QueryPrecisionAttr,
+                           "::uq::QueryPrecision::fp8_e4m3">:$query_precision);
+  let results = (outs RankedTensorOf<[F32]>:$out,
+                      RankedTensorOf<[F32]>:$max,
+                      RankedTensorOf<[F32]>:$sum);
+  let assemblyFormat = [{
+    $query `,` $cache `,` $block_tables `,` $seq_lens
+    `scale` $scale `partition_size` $partition_size attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtraClassDeclaration # [{
+    int64_t getNumPartitions() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getOut().getType())
+          .getDimSize(2);
+    }
+  }];
+}
+
+def UQ_MergePartitionsOp : UQ_Op<"merge_partitions", [Pure]> {
+  let summary = "Merge split-K partial attention results (flash-decoding)";
+  let description = [{
+    Combines the partitions of `uq.decode_attention_partial`:
+    `M = max(max_p, sink)`, `w_p = sum_p * exp(max_p - M)`,
+    `result = sum_p w_p out_p / (sum_p w_p + exp(sink - M))`, where the sink
+    term is present only with `sinks` (`[Hq]`). Partitions with `sum = 0`
+    contribute nothing; a row whose every partition is empty is 0.
+
+    ```mlir
+    %r = uq.merge_partitions %o, %m, %l sinks %s
+        : (tensor<2x16x4x128xf32>, tensor<2x16x4xf32>, tensor<2x16x4xf32>,
+           tensor<16xf32>) -> tensor<2x16x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$out,
+                       RankedTensorOf<[F32]>:$max,
+                       RankedTensorOf<[F32]>:$sum,
+                       Optional<RankedTensorOf<[F32]>>:$sinks);
+  let results = (outs UQ_FloatTensor:$result);
+  let assemblyFormat = [{
+    $out `,` $max `,` $sum (`sinks` $sinks^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // UQ_DIALECT_UQ_IR_UQOPS_TD

@@ -1,0 +1,250 @@
+//===- UQAttrs.cpp - Attributes of the uq dialect -------------------------===//
+
+#include "uq/Dialect/UQ/IR/UQ.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include <charconv>
+#include <cmath>
+
+using namespace mlir;
+using namespace uq;
+
+#include "uq/Dialect/UQ/IR/UQEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "uq/Dialect/UQ/IR/UQAttrs.cpp.inc"
+
+void UQDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "uq/Dialect/UQ/IR/UQAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// KVFormatAttr
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Defaults of the optional fields of #uq.kv_format, which depend on the
+/// element code (and the group size on the scale encoding).
+ScaleEncoding defaultScale(ElementCode e) {
+  return e == ElementCode::fp4_e2m1 ? ScaleEncoding::ue8m0
+                                    : ScaleEncoding::none;
+}
+unsigned defaultGroup(ScaleEncoding s) {
+  return s == ScaleEncoding::ue8m0 ? 32 : 0;
+}
+/// The scale rule is `2^round(log2(c * absmax))`: 0.156 is UltraQuant's
+/// constant (the paper's MSE-optimal value for the FP4 grid); for FP8 with
+/// scales the MX convention maps absmax to the largest value, 448.
+double defaultC(ElementCode e) {
+  switch (e) {
+  case ElementCode::fp4_e2m1:
+    return 0.156;
+  case ElementCode::fp8_e4m3:
+    return 1.0 / 448.0;
+  case ElementCode::bf16:
+    return 0.0;
+  }
+  llvm_unreachable("unknown element code");
+}
+Rounding defaultRounding(ElementCode e) {
+  return e == ElementCode::fp4_e2m1 ? Rounding::ties_down
+                                    : Rounding::nearest_even;
+}
+
+/// Shortest decimal text that reads back as the same double.
+std::string formatDouble(double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  std::string out(buf, res.ptr);
+  // Keep it parseable as a float literal.
+  if (out.find_first_of(".eEn") == std::string::npos)
+    out += ".0";
+  return out;
+}
+} // namespace
+
+KVFormatAttr KVFormatAttr::getDefault(MLIRContext *ctx, ElementCode element,
+                                      Rotation rotation) {
+  ScaleEncoding scale = defaultScale(element);
+  return KVFormatAttr::get(ctx, element, defaultGroup(scale), scale,
+                           llvm::APFloat(defaultC(element)), rotation,
+                           defaultRounding(element));
+}
+
+unsigned KVFormatAttr::getElementBits() const {
+  switch (getElement()) {
+  case ElementCode::fp4_e2m1:
+    return 4;
+  case ElementCode::fp8_e4m3:
+    return 8;
+  case ElementCode::bf16:
+    return 16;
+  }
+  llvm_unreachable("unknown element code");
+}
+
+int64_t KVFormatAttr::getCodeBytes(int64_t headDim) const {
+  return headDim * getElementBits() / 8;
+}
+
+int64_t KVFormatAttr::getScaleBytes(int64_t headDim) const {
+  return hasScales() ? headDim / getGroupSize() : 0;
+}
+
+Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef elementName;
+  if (parser.parseLess() || parser.parseKeyword(&elementName))
+    return {};
+  std::optional<ElementCode> element = symbolizeElementCode(elementName);
+  if (!element) {
+    parser.emitError(loc, "unknown element code '")
+        << elementName << "' (expected fp4_e2m1, fp8_e4m3 or bf16)";
+    return {};
+  }
+  std::optional<unsigned> group;
+  std::optional<ScaleEncoding> scale;
+  std::optional<double> c;
+  std::optional<Rotation> rotation;
+  std::optional<Rounding> rounding;
+
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc keyLoc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    auto parseEnum = [&](auto symbolize, auto &slot,
+                         StringRef expected) -> bool {
+      SMLoc valueLoc = parser.getCurrentLocation();
+      StringRef value;
+      if (parser.parseKeyword(&value))
+        return false;
+      auto parsed = symbolize(value);
+      if (!parsed) {
+        parser.emitError(valueLoc, "unknown ")
+            << key << " '" << value << "' (expected " << expected << ")";
+        return false;
+      }
+      slot = *parsed;
+      return true;
+    };
+    auto duplicate = [&](bool present) {
+      if (present)
+        parser.emitError(keyLoc, "'") << key << "' given twice";
+      return present;
+    };
+    if (key == "group") {
+      unsigned value;
+      if (duplicate(group.has_value()) || parser.parseInteger(value))
+        return {};
+      group = value;
+    } else if (key == "scale") {
+      if (duplicate(scale.has_value()) ||
+          !parseEnum([](StringRef v) { return symbolizeScaleEncoding(v); }, scale, "none or ue8m0"))
+        return {};
+    } else if (key == "c") {
+      double value;
+      if (duplicate(c.has_value()) || parser.parseFloat(value))
+        return {};
+      c = value;
+    } else if (key == "rotation") {
+      if (duplicate(rotation.has_value()) ||
+          !parseEnum([](StringRef v) { return symbolizeRotation(v); }, rotation, "none or hadamard"))
+        return {};
+    } else if (key == "rounding") {
+      if (duplicate(rounding.has_value()) ||
+          !parseEnum([](StringRef v) { return symbolizeRounding(v); }, rounding,
+                     "ties_down or nearest_even"))
+        return {};
+    } else {
+      parser.emitError(keyLoc, "unknown kv_format field '")
+          << key << "' (expected group, scale, c, rotation or rounding)";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+
+  ScaleEncoding s = scale.value_or(defaultScale(*element));
+  return parser.getChecked<KVFormatAttr>(
+      loc, ctx, *element, group.value_or(defaultGroup(s)), s,
+      llvm::APFloat(c.value_or(defaultC(*element))), rotation.value_or(Rotation::none),
+      rounding.value_or(defaultRounding(*element)));
+}
+
+void KVFormatAttr::print(AsmPrinter &printer) const {
+  ElementCode e = getElement();
+  printer << "<" << stringifyElementCode(e);
+  if (getScale() != defaultScale(e))
+    printer << ", scale = " << stringifyScaleEncoding(getScale());
+  if (getGroupSize() != defaultGroup(getScale()))
+    printer << ", group = " << getGroupSize();
+  if (hasScales() && getCValue() != defaultC(e))
+    printer << ", c = " << formatDouble(getCValue());
+  if (getRotation() != Rotation::none)
+    printer << ", rotation = " << stringifyRotation(getRotation());
+  if (getRounding() != defaultRounding(e))
+    printer << ", rounding = " << stringifyRounding(getRounding());
+  printer << ">";
+}
+
+LogicalResult
+KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                     ElementCode element, unsigned groupSize,
+                     ScaleEncoding scale, llvm::APFloat cValue,
+                     Rotation rotation, Rounding rounding) {
+  double c = cValue.convertToDouble();
+  if (scale == ScaleEncoding::none) {
+    if (element == ElementCode::fp4_e2m1)
+      return emitError() << "fp4_e2m1 needs per-group scales (scale = ue8m0)";
+    if (groupSize != 0)
+      return emitError() << "a group size needs scales (scale = ue8m0)";
+  } else {
+    if (element == ElementCode::bf16)
+      return emitError() << "bf16 elements take no scale";
+    if (groupSize == 0 || groupSize % 2 != 0)
+      return emitError() << "group size must be a positive even number, got "
+                         << groupSize;
+    if (!std::isfinite(c) || c <= 0.0)
+      return emitError() << "c must be a finite positive number, got "
+                         << formatDouble(c);
+  }
+  if (element != ElementCode::fp4_e2m1 && rounding != Rounding::nearest_even)
+    return emitError() << stringifyElementCode(element)
+                       << " elements round to nearest even only";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CacheLayoutAttr
+//===----------------------------------------------------------------------===//
+
+int64_t CacheLayoutAttr::getKeyScaleOffset(int64_t headDim,
+                                           KVFormatAttr kFormat) const {
+  return kFormat.getCodeBytes(headDim);
+}
+
+int64_t CacheLayoutAttr::getValueCodeOffset(int64_t headDim,
+                                            KVFormatAttr kFormat) const {
+  return getKeyScaleOffset(headDim, kFormat) + kFormat.getScaleBytes(headDim);
+}
+
+int64_t CacheLayoutAttr::getValueScaleOffset(int64_t headDim,
+                                             KVFormatAttr kFormat,
+                                             KVFormatAttr vFormat) const {
+  return getValueCodeOffset(headDim, kFormat) + vFormat.getCodeBytes(headDim);
+}
+
+int64_t CacheLayoutAttr::getSlotBytes(int64_t headDim, KVFormatAttr kFormat,
+                                      KVFormatAttr vFormat) const {
+  return getValueScaleOffset(headDim, kFormat, vFormat) +
+         vFormat.getScaleBytes(headDim);
+}

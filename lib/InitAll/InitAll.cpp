@@ -1,0 +1,20 @@
+//===- InitAll.cpp - Register everything uq tools use ---------------------===//
+
+#include "uq/InitAll.h"
+
+#include "uq/Dialect/UQ/IR/UQ.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+void uq::registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<uq::UQDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+}
+
+void uq::registerAllPasses() { mlir::registerAllPasses(); }

@@ -1,0 +1,447 @@
+// RUN: uq-opt %s --split-input-file --verify-diagnostics
+
+// Every diagnostic of the uq attributes and op verifiers, one case each.
+
+// An element code that does not exist.
+// expected-error @+1 {{unknown element code 'fp5' (expected fp4_e2m1, fp8_e4m3 or bf16)}}
+func.func @f(%x: tensor<4x128xf32>) attributes {f = #uq.kv_format<fp5>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown kv_format field 'bits' (expected group, scale, c, rotation or rounding)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, bits = 4>} { return }
+
+// -----
+
+// expected-error @+1 {{'c' given twice}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = 0.1, c = 0.2>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown scale 'e4m3' (expected none or ue8m0)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale = e4m3>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown rotation 'random' (expected none or hadamard)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, rotation = random>} { return }
+
+// -----
+
+// expected-error @+1 {{unknown rounding 'up' (expected ties_down or nearest_even)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, rounding = up>} { return }
+
+// -----
+
+// expected-error @+1 {{fp4_e2m1 needs per-group scales (scale = ue8m0)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale = none>} { return }
+
+// -----
+
+// expected-error @+1 {{a group size needs scales (scale = ue8m0)}}
+func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, group = 32>} { return }
+
+// -----
+
+// expected-error @+1 {{bf16 elements take no scale}}
+func.func @f() attributes {f = #uq.kv_format<bf16, scale = ue8m0>} { return }
+
+// -----
+
+// expected-error @+1 {{group size must be a positive even number, got 7}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, group = 7>} { return }
+
+// -----
+
+// expected-error @+1 {{c must be a finite positive number, got -0.5}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = -0.5>} { return }
+
+// -----
+
+// expected-error @+1 {{fp8_e4m3 elements round to nearest even only}}
+func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, rounding = ties_down>} { return }
+
+// -----
+
+func.func @f(%x: tensor<f32>) {
+  // expected-error @+1 {{'uq.rotate' op input must have rank >= 1}}
+  %r = uq.rotate %x : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x96xf32>) {
+  // expected-error @+1 {{'uq.rotate' op last dimension must be a static power of two, got 96}}
+  %r = uq.rotate %x : tensor<4x96xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>) {
+  // expected-error @+1 {{'uq.quantize' op values must have rank >= 1}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<f32> -> tensor<i8>, tensor<i8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x?xf32>) {
+  // expected-error @+1 {{'uq.quantize' op row head dimension must be static}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x?xf32> -> tensor<4x?xi8>, tensor<4x?xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x0xf32>) {
+  // expected-error @+1 {{'uq.quantize' op row head dimension must be positive}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x0xf32> -> tensor<4x0xi8>, tensor<4x0xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x48xf32>) {
+  // expected-error @+1 {{'uq.quantize' op row head dimension 48 must be a multiple of the group size 32}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x48xf32> -> tensor<4x24xi8>, tensor<4x1xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x96xf32>) {
+  // expected-error @+1 {{'uq.quantize' op row head dimension 96 must be a power of two for the Walsh-Hadamard rotation}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, rotation = hadamard>} : tensor<4x96xf32> -> tensor<4x48xi8>, tensor<4x3xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'uq.quantize' op codes of fp4_e2m1 must have element type i8, got 'bf16'}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<4x32xbf16>, tensor<4x2xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'uq.quantize' op values and codes must have the same rank}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<128xi8>, tensor<4x2xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'uq.quantize' op values and codes must agree on dimension 0}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<5x32xi8>, tensor<4x2xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'uq.quantize' op codes dimension 1 (bytes of codes per row) must be 32, got 64}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<4x64xi8>, tensor<4x2xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'uq.quantize' op a format with scales needs a scales tensor}}
+  %c = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<4x32xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'uq.quantize' op a format without scales takes no scales tensor}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp8_e4m3>} : tensor<4x64xf32> -> tensor<4x64xi8>, tensor<4x2xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // expected-error @+1 {{'uq.quantize' op values and scales must agree on dimension 0}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<4x32xi8>, tensor<3x2xi8>
+  return
+}
+
+// -----
+
+func.func @f(%c: tensor<4x32xi8>, %s: tensor<4x4xi8>) {
+  // expected-error @+1 {{'uq.dequantize' op scales dimension 1 (scale bytes per row) must be 2, got 4}}
+  %x = uq.dequantize %c, %s {format = #uq.kv_format<fp4_e2m1>} : tensor<4x32xi8>, tensor<4x4xi8> -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op key must have rank 3, got 'tensor<3x128xf32>'}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x128xf32>, tensor<3x128xf32>, tensor<3xi64> into tensor<8x16x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x1x128xf32>, %v: tensor<3x1x64xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op key and value must have the same shape}}
+  %c = uq.cache_write %k, %v, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xf32>, tensor<3x1x64xf32>, tensor<3xi64> into tensor<8x16x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x1x128xf32>, %s: tensor<3x1xi64>, %cache: tensor<8x16x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op slot_mapping must have rank 1}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xf32>, tensor<3x1x128xf32>, tensor<3x1xi64> into tensor<8x16x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x1x128xf32>, %s: tensor<4xi64>, %cache: tensor<8x16x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op slot_mapping dimension 0 (tokens) must be 3, got 4}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xf32>, tensor<3x1x128xf32>, tensor<4xi64> into tensor<8x16x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x?x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op key dimension 1 (KV heads) must be static}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x?x128xf32>, tensor<3x?x128xf32>, tensor<3xi64> into tensor<8x16x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x1x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op cache must have rank 4}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xf32>, tensor<3x1x128xf32>, tensor<3xi64> into tensor<8x16x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x1x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x?x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op cache dimension 1 (block size, KV heads, slot bytes) must be static}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xf32>, tensor<3x1x128xf32>, tensor<3xi64> into tensor<8x?x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x2x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op cache dimension 2 (KV heads) must be 2, got 1}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x2x128xf32>, tensor<3x2x128xf32>, tensor<3xi64> into tensor<8x16x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x1x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x1x128xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op cache slots of 128 bytes are too small: K and V of head dimension 128 need 136 bytes}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xf32>, tensor<3x1x128xf32>, tensor<3xi64> into tensor<8x16x1x128xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x1x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x0x1x136xi8>) {
+  // expected-error @+1 {{'uq.cache_write' op cache block size must be positive}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xf32>, tensor<3x1x128xf32>, tensor<3xi64> into tensor<8x0x1x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op query must have rank 3}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x?x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op query heads and head dimension must be static}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x?x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x?x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x?x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op cache KV heads must be static and positive}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x?x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x6x128xf32>, %cache: tensor<8x16x4x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op query heads (6) must be a multiple of KV heads (4)}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x6x128xf32>, tensor<8x16x4x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x6x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x32x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op GQA ratio 32 exceeds 16 (the query heads of one KV head must fit 16 MFMA rows)}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x32x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x32x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<3x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op block_tables dimension 0 (sequences) must be 2, got 3}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<3x4xi32>, tensor<2xi32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2x1xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op seq_lens must have rank 1}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2x1xi32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op scale must be finite}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 0x7F800000 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'uq.decode_attention' op sinks dimension 0 (query heads) must be 4, got 2}}
+  %o = uq.decode_attention %q, %cache, %bt, %l sinks %s scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<2xf32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op result dimension 2 (same as the query) must be 128, got 64}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> tensor<2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op out must have rank 4}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l scale 1.0 partition_size 32 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> (tensor<2x4x128xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op max and sum must have the same type}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l scale 1.0 partition_size 32 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> (tensor<2x4x2x128xf32>, tensor<2x4x2xf32>, tensor<2x4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op out dimension 3 (head dimension) must be 128, got 64}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l scale 1.0 partition_size 32 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> (tensor<2x4x2x64xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op max dimension 2 (same as out) must be 2, got 3}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l scale 1.0 partition_size 32 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> (tensor<2x4x2x128xf32>, tensor<2x4x3xf32>, tensor<2x4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x?xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op the partition count and the block table width must be static}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l scale 1.0 partition_size 32 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x?xi32>, tensor<2xi32>) -> (tensor<2x4x2x128xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op out dimension 2 (partitions) must be 2 = ceil(64 tokens / partition 32), got 3}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l scale 1.0 partition_size 32 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> (tensor<2x4x3x128xf32>, tensor<2x4x3xf32>, tensor<2x4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op attribute 'partition_size' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l scale 1.0 partition_size 0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<2x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>) -> (tensor<2x4x2x128xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%o: tensor<2x4x2x128xf32>, %m: tensor<2x4x2xf32>) {
+  // expected-error @+1 {{'uq.merge_partitions' op max must have rank 3}}
+  %r = uq.merge_partitions %o, %o, %o : (tensor<2x4x2x128xf32>, tensor<2x4x2x128xf32>, tensor<2x4x2x128xf32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%o: tensor<2x4x2x128xf32>, %m: tensor<2x4x2xf32>, %s: tensor<2x4x3xf32>) {
+  // expected-error @+1 {{'uq.merge_partitions' op max and sum must have the same type}}
+  %r = uq.merge_partitions %o, %m, %s : (tensor<2x4x2x128xf32>, tensor<2x4x2xf32>, tensor<2x4x3xf32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%o: tensor<2x4x2x128xf32>, %m: tensor<2x5x2xf32>) {
+  // expected-error @+1 {{'uq.merge_partitions' op max dimension 1 (same as out) must be 4, got 5}}
+  %r = uq.merge_partitions %o, %m, %m : (tensor<2x4x2x128xf32>, tensor<2x5x2xf32>, tensor<2x5x2xf32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%o: tensor<2x4x2x128xf32>, %m: tensor<2x4x2xf32>, %s: tensor<4x1xf32>) {
+  // expected-error @+1 {{'uq.merge_partitions' op sinks must have rank 1}}
+  %r = uq.merge_partitions %o, %m, %m sinks %s : (tensor<2x4x2x128xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>, tensor<4x1xf32>) -> tensor<2x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%o: tensor<2x4x2x128xf32>, %m: tensor<2x4x2xf32>) {
+  // expected-error @+1 {{'uq.merge_partitions' op result dimension 2 (head dimension) must be 128, got 64}}
+  %r = uq.merge_partitions %o, %m, %m : (tensor<2x4x2x128xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>) -> tensor<2x4x64xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x64xf32>) {
+  // Not an i8 tensor: caught by the declarative type constraint.
+  // expected-error @+1 {{'uq.quantize' op result #1 must be ranked tensor of 8-bit signless integer values, but got 'tensor<4x2xf32>'}}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<4x32xi8>, tensor<4x2xf32>
+  return
+}

@@ -1,0 +1,107 @@
+// RUN: uq-opt %s --split-input-file | FileCheck %s
+// RUN: uq-opt %s --split-input-file | uq-opt --split-input-file | FileCheck %s
+// RUN: uq-opt %s --split-input-file --mlir-print-op-generic | uq-opt --split-input-file | FileCheck %s
+
+// Every uq op and attribute round-trips through the printer and parser, in
+// the custom and the generic form.
+
+// CHECK-LABEL: func @rotate
+func.func @rotate(%x: tensor<4x128xf32>) -> tensor<4x128xf32> {
+  // CHECK: uq.rotate %{{.*}} : tensor<4x128xf32>
+  %r = uq.rotate %x : tensor<4x128xf32>
+  return %r : tensor<4x128xf32>
+}
+
+// -----
+
+// Quantize and dequantize in the UltraQuant format (keys rotated), FP8 and
+// BF16, with non-default fields of #uq.kv_format.
+// CHECK-LABEL: func @quantize_dequantize
+func.func @quantize_dequantize(%x: tensor<4x128xbf16>, %y: tensor<2x3x64xf32>)
+    -> (tensor<4x128xf32>, tensor<4x128xi8>, tensor<2x3x64xbf16>, tensor<2x3x64xf32>) {
+  // CHECK: %[[C:.*]], %[[S:.*]] = uq.quantize %{{.*}} {format = #uq.kv_format<fp4_e2m1, rotation = hadamard>} : tensor<4x128xbf16> -> tensor<4x64xi8>, tensor<4x4xi8>
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, rotation = hadamard>}
+      : tensor<4x128xbf16> -> tensor<4x64xi8>, tensor<4x4xi8>
+  // CHECK: uq.dequantize %[[C]], %[[S]] {format = #uq.kv_format<fp4_e2m1, rotation = hadamard>} : tensor<4x64xi8>, tensor<4x4xi8> -> tensor<4x128xf32>
+  %d = uq.dequantize %c, %s {format = #uq.kv_format<fp4_e2m1, rotation = hadamard>}
+      : tensor<4x64xi8>, tensor<4x4xi8> -> tensor<4x128xf32>
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp8_e4m3>} : tensor<4x128xbf16> -> tensor<4x128xi8>
+  %f8 = uq.quantize %x {format = #uq.kv_format<fp8_e4m3>} : tensor<4x128xbf16> -> tensor<4x128xi8>
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<bf16>} : tensor<2x3x64xf32> -> tensor<2x3x64xbf16>
+  %b = uq.quantize %y {format = #uq.kv_format<bf16>} : tensor<2x3x64xf32> -> tensor<2x3x64xbf16>
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp4_e2m1, group = 16, c = 0.1666, rounding = nearest_even>} : tensor<2x3x64xf32> -> tensor<2x3x32xi8>, tensor<2x3x4xi8>
+  %c2, %s2 = uq.quantize %y {format = #uq.kv_format<fp4_e2m1, c = 0.1666, group = 16, rounding = nearest_even>}
+      : tensor<2x3x64xf32> -> tensor<2x3x32xi8>, tensor<2x3x4xi8>
+  // CHECK: uq.dequantize %{{.*}}, %{{.*}} {format = #uq.kv_format<fp4_e2m1, group = 16, c = 0.1666, rounding = nearest_even>} : tensor<2x3x32xi8>, tensor<2x3x4xi8> -> tensor<2x3x64xf32>
+  %d2 = uq.dequantize %c2, %s2 {format = #uq.kv_format<fp4_e2m1, group = 16, c = 0.1666, rounding = nearest_even>}
+      : tensor<2x3x32xi8>, tensor<2x3x4xi8> -> tensor<2x3x64xf32>
+  return %d, %f8, %b, %d2 : tensor<4x128xf32>, tensor<4x128xi8>, tensor<2x3x64xbf16>, tensor<2x3x64xf32>
+}
+
+// -----
+
+// FP8 with MX-style UE8M0 group scales is expressible.
+// CHECK-LABEL: func @fp8_scaled
+func.func @fp8_scaled(%x: tensor<?x64xf32>) -> (tensor<?x64xi8>, tensor<?x2xi8>) {
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp8_e4m3, scale = ue8m0>} : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x2xi8>
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp8_e4m3, scale = ue8m0>}
+      : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x2xi8>
+  return %c, %s : tensor<?x64xi8>, tensor<?x2xi8>
+}
+
+// -----
+
+// Paged cache write through a slot mapping (vLLM slot layout, padded slots).
+// CHECK-LABEL: func @cache_write
+func.func @cache_write(%k: tensor<3x8x128xbf16>, %v: tensor<3x8x128xbf16>,
+                       %slots: tensor<3xi64>, %cache: tensor<64x16x8x144xi8>)
+    -> tensor<64x16x8x144xi8> {
+  // CHECK: uq.cache_write %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, layout = #uq.cache_layout<vllm_slot>, v_format = #uq.kv_format<fp4_e2m1>} : tensor<3x8x128xbf16>, tensor<3x8x128xbf16>, tensor<3xi64> into tensor<64x16x8x144xi8>
+  %c = uq.cache_write %k, %v, %slots into %cache
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<3x8x128xbf16>, tensor<3x8x128xbf16>, tensor<3xi64> into tensor<64x16x8x144xi8>
+  return %c : tensor<64x16x8x144xi8>
+}
+
+// -----
+
+// Decode attention with GQA 8, with and without sinks, and the f32 query.
+// CHECK-LABEL: func @decode_attention
+func.func @decode_attention(%q: tensor<2x16x128xbf16>, %cache: tensor<64x16x2x136xi8>,
+                            %bt: tensor<2x32xi32>, %lens: tensor<2xi32>,
+                            %sinks: tensor<16xf32>)
+    -> (tensor<2x16x128xf32>, tensor<2x16x128xbf16>) {
+  // CHECK: uq.decode_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} scale 8.838830e-02 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, layout = #uq.cache_layout<vllm_slot>, v_format = #uq.kv_format<fp4_e2m1>} : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>) -> tensor<2x16x128xf32>
+  %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.0883883
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>) -> tensor<2x16x128xf32>
+  // CHECK: uq.decode_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} scale 1.000000e+00 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, layout = #uq.cache_layout<vllm_slot>, query_precision = #uq<query_precision f32>, v_format = #uq.kv_format<fp4_e2m1>} : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>, tensor<16xf32>) -> tensor<2x16x128xbf16>
+  %o2 = uq.decode_attention %q, %cache, %bt, %lens sinks %sinks scale 1.0
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>,
+       query_precision = #uq<query_precision f32>}
+      : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>, tensor<16xf32>) -> tensor<2x16x128xbf16>
+  return %o, %o2 : tensor<2x16x128xf32>, tensor<2x16x128xbf16>
+}
+
+// -----
+
+// Split-K decode attention: partitions, then the merge with sinks.
+// CHECK-LABEL: func @split_k
+func.func @split_k(%q: tensor<2x16x128xf32>, %cache: tensor<64x16x2x136xi8>,
+                   %bt: tensor<2x32xi32>, %lens: tensor<2xi32>,
+                   %sinks: tensor<16xf32>) -> tensor<2x16x128xf32> {
+  // CHECK: %[[O:.*]], %[[M:.*]], %[[L:.*]] = uq.decode_attention_partial %{{.*}} scale 8.838830e-02 partition_size 256 {k_format
+  %o, %m, %l = uq.decode_attention_partial %q, %cache, %bt, %lens
+      scale 0.0883883 partition_size 256
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<2x16x128xf32>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>)
+      -> (tensor<2x16x2x128xf32>, tensor<2x16x2xf32>, tensor<2x16x2xf32>)
+  // CHECK: uq.merge_partitions %[[O]], %[[M]], %[[L]] sinks %{{.*}} : (tensor<2x16x2x128xf32>, tensor<2x16x2xf32>, tensor<2x16x2xf32>, tensor<16xf32>) -> tensor<2x16x128xf32>
+  %r = uq.merge_partitions %o, %m, %l sinks %sinks
+      : (tensor<2x16x2x128xf32>, tensor<2x16x2xf32>, tensor<2x16x2xf32>, tensor<16xf32>) -> tensor<2x16x128xf32>
+  return %r : tensor<2x16x128xf32>
+}
