@@ -1,0 +1,18 @@
+//===- Module.cpp - The _uq Python extension module ----------------------===//
+//
+// Module initialisation only; each group of bindings lives in its own file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_uq, m) {
+  m.doc() = "uq native module: UltraQuant reference numerics (and, later, "
+            "the compiler and emulator)";
+  uq::python::populateReferenceBindings(m);
+  uq::python::populateMathBindings(m);
+  // Issue 6: the compiler/emulator bindings go here, e.g.
+  //   uq::python::populateCompilerBindings(m);
+}

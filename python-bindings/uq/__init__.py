@@ -1,0 +1,29 @@
+"""uq: Python tools for the UltraQuant 4-bit KV cache.
+
+``uq._uq`` is the native module (built by python-bindings/CMakeLists.txt):
+today the reference-library numerics (``uq.reference``); the compiler and
+emulator bindings (issue 6) are added to the same module. The pure-Python
+parts (``uq.quality``) import it lazily, so that data loading and the model
+work without it.
+"""
+
+try:
+    from . import _uq  # noqa: F401
+except ImportError as _e:  # not built, or built for another Python
+    _uq = None
+    _native_error = _e
+else:
+    _native_error = None
+
+
+def native():
+    """The native module; raises ImportError with the build hint if absent."""
+    if _uq is None:
+        raise ImportError(
+            "uq's native module _uq is not importable (build it with "
+            "`ninja _uq` and put <build>/python-bindings on PYTHONPATH): "
+            f"{_native_error}")
+    return _uq
+
+
+__all__ = ["native"]
