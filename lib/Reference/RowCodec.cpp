@@ -1,0 +1,185 @@
+//===- RowCodec.cpp - Hadamard rotation and row encode/decode -------------===//
+//
+// Part of the uq project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Reference/Reference.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace uq::ref;
+
+namespace {
+bool isPowerOfTwo(int64_t d) { return d >= 1 && (d & (d - 1)) == 0; }
+
+/// Unnormalised Sylvester butterfly: after the stages of span 1, 2, ..., d/2
+/// the vector holds H_d x in natural order.
+template <typename T> void butterfly(T *v, int64_t d, T stageScale) {
+  for (int64_t h = 1; h < d; h *= 2) {
+    for (int64_t i = 0; i < d; i += 2 * h) {
+      for (int64_t j = i; j < i + h; ++j) {
+        T a = v[j], b = v[j + h];
+        if (stageScale == T(1)) {
+          v[j] = a + b;
+          v[j + h] = a - b;
+        } else {
+          v[j] = (a + b) / stageScale;
+          v[j + h] = (a - b) / stageScale;
+        }
+      }
+    }
+  }
+}
+} // namespace
+
+Status uq::ref::hadamardRotate(float *row, int64_t d, RotationArithmetic a) {
+  if (!isPowerOfTwo(d))
+    return Status::error("hadamardRotate: length " + std::to_string(d) +
+                         " is not a power of two");
+  if (!row)
+    return Status::error("hadamardRotate: null row");
+  if (a == RotationArithmetic::ButterflyF32) {
+    butterfly<float>(row, d, std::sqrt(2.0f));
+    return Status::success();
+  }
+  std::vector<double> v(row, row + d);
+  butterfly<double>(v.data(), d, 1.0);
+  double norm = 1.0 / std::sqrt(static_cast<double>(d));
+  for (int64_t i = 0; i < d; ++i)
+    row[i] = static_cast<float>(v[i] * norm);
+  return Status::success();
+}
+
+Status uq::ref::validateFormat(const Format &f, int64_t d) {
+  if (d <= 0)
+    return Status::error("head dim " + std::to_string(d) + " must be > 0");
+  if (f.rotate && !isPowerOfTwo(d))
+    return Status::error("rotated format needs a power-of-two head dim, got " +
+                         std::to_string(d));
+  switch (f.code) {
+  case ElementCode::FP4_E2M1:
+    if (f.groupSize <= 0 || f.groupSize % 2 != 0)
+      return Status::error("FP4 group size " + std::to_string(f.groupSize) +
+                           " must be positive and even");
+    if (d % f.groupSize != 0)
+      return Status::error("head dim " + std::to_string(d) +
+                           " is not a multiple of the group size " +
+                           std::to_string(f.groupSize));
+    if (!std::isfinite(f.c) || !(f.c > 0.0))
+      return Status::error("scale constant c must be finite and > 0");
+    return Status::success();
+  case ElementCode::FP8_E4M3:
+  case ElementCode::BF16:
+    return Status::success();
+  }
+  return Status::error("unknown element code");
+}
+
+int64_t uq::ref::codeBytes(const Format &f, int64_t d) {
+  if (!validateFormat(f, d).ok())
+    return -1;
+  switch (f.code) {
+  case ElementCode::FP4_E2M1:
+    return d / 2;
+  case ElementCode::FP8_E4M3:
+    return d;
+  case ElementCode::BF16:
+    return 2 * d;
+  }
+  return -1;
+}
+
+int64_t uq::ref::scaleBytes(const Format &f, int64_t d) {
+  if (!validateFormat(f, d).ok())
+    return -1;
+  return f.code == ElementCode::FP4_E2M1 ? d / f.groupSize : 0;
+}
+
+Status uq::ref::encodeRow(const Format &f, const float *x, int64_t d,
+                          uint8_t *codes, uint8_t *scales) {
+  Status st = validateFormat(f, d);
+  if (!st.ok())
+    return st;
+  if (!x || !codes || (scaleBytes(f, d) > 0 && !scales))
+    return Status::error("encodeRow: null buffer");
+  std::vector<float> row(x, x + d);
+  if (f.rotate) {
+    st = hadamardRotate(row.data(), d, f.rotation);
+    if (!st.ok())
+      return st;
+  }
+  switch (f.code) {
+  case ElementCode::FP4_E2M1: {
+    const int64_t g = f.groupSize;
+    for (int64_t start = 0; start < d; start += g) {
+      float m = 0.0f;
+      bool finite = true;
+      for (int64_t i = start; i < start + g; ++i) {
+        if (!std::isfinite(row[i]))
+          finite = false;
+        else if (std::fabs(row[i]) > m)
+          m = std::fabs(row[i]);
+      }
+      // Zero sentinel: byte 0 and all codes 0 for a zero or non-finite group.
+      uint8_t byte = finite ? ue8m0ScaleByte(m, f.c) : 0;
+      scales[start / g] = byte;
+      for (int64_t i = start; i < start + g; i += 2) {
+        uint8_t lo = 0, hi = 0;
+        if (byte != 0) {
+          // x / 2^e: ldexp rounds correctly, as a float division by the
+          // power of two does.
+          int e = static_cast<int>(byte) - 127;
+          lo = fp4Encode(std::ldexp(row[i], -e), f.rounding);
+          hi = fp4Encode(std::ldexp(row[i + 1], -e), f.rounding);
+        }
+        codes[i / 2] = static_cast<uint8_t>(lo | (hi << 4));
+      }
+    }
+    return Status::success();
+  }
+  case ElementCode::FP8_E4M3:
+    for (int64_t i = 0; i < d; ++i)
+      codes[i] = fp8e4m3Encode(row[i], f.fp8Overflow);
+    return Status::success();
+  case ElementCode::BF16:
+    for (int64_t i = 0; i < d; ++i) {
+      uint16_t b = floatToBf16(row[i]);
+      codes[2 * i] = static_cast<uint8_t>(b & 0xFF);
+      codes[2 * i + 1] = static_cast<uint8_t>(b >> 8);
+    }
+    return Status::success();
+  }
+  return Status::error("unknown element code");
+}
+
+Status uq::ref::decodeRow(const Format &f, const uint8_t *codes,
+                          const uint8_t *scales, int64_t d, float *out) {
+  Status st = validateFormat(f, d);
+  if (!st.ok())
+    return st;
+  if (!codes || !out || (scaleBytes(f, d) > 0 && !scales))
+    return Status::error("decodeRow: null buffer");
+  switch (f.code) {
+  case ElementCode::FP4_E2M1:
+    for (int64_t i = 0; i < d; ++i) {
+      uint8_t byte = codes[i / 2];
+      uint8_t code = (i % 2 == 0) ? (byte & 0xF) : (byte >> 4);
+      // value * 2^e; exact (the product of a 2-bit-significand value and a
+      // power of two) unless it leaves the float range.
+      out[i] = fp4Decode(code) * e8m0Decode(scales[i / f.groupSize]);
+    }
+    return Status::success();
+  case ElementCode::FP8_E4M3:
+    for (int64_t i = 0; i < d; ++i)
+      out[i] = fp8e4m3Decode(codes[i]);
+    return Status::success();
+  case ElementCode::BF16:
+    for (int64_t i = 0; i < d; ++i)
+      out[i] = bf16ToFloat(static_cast<uint16_t>(codes[2 * i] |
+                                                 (codes[2 * i + 1] << 8)));
+    return Status::success();
+  }
+  return Status::error("unknown element code");
+}
