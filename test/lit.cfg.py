@@ -33,3 +33,16 @@ llvm_config.add_tool_substitutions(
 # Features so tests can say what they need.
 if os.path.isdir(os.path.join(config.uq_shared_dir, "golden")):
     config.available_features.add("golden")
+
+# Integration (issue 6): the mlir-opt plugin, the C API test program, and what
+# the out-of-tree consumer test needs to configure a CMake project.
+config.substitutions.append(
+    ("%uq_plugin", os.path.join(config.uq_obj_root, "lib", "libUQPlugin.so")))
+config.substitutions.append(("%uq_build", config.uq_obj_root))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+config.substitutions.append(("%c_compiler", config.c_compiler))
+llvm_config.add_tool_substitutions(
+    [ToolSubst("uq-capi-test", unresolved="ignore")],
+    [os.path.join(config.uq_obj_root, "test", "CAPI")])
