@@ -19,6 +19,10 @@ void populateReferenceBindings(pybind11::module_ &m);
 /// Helpers for uq.quality that are not part of the format (float32 GEMM).
 void populateMathBindings(pybind11::module_ &m);
 
+/// The compiler (uq::compileSource, uq::runPipeline) and the gfx950
+/// emulator; CompileError.
+void populateCompilerBindings(pybind11::module_ &m);
+
 } // namespace uq::python
 
 #endif // UQ_PYTHON_BINDINGS_H

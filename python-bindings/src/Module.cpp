@@ -13,6 +13,5 @@ PYBIND11_MODULE(_uq, m) {
             "the compiler and emulator)";
   uq::python::populateReferenceBindings(m);
   uq::python::populateMathBindings(m);
-  // Issue 6: the compiler/emulator bindings go here, e.g.
-  //   uq::python::populateCompilerBindings(m);
+  uq::python::populateCompilerBindings(m);
 }

@@ -26,4 +26,11 @@ def native():
     return _uq
 
 
-__all__ = ["native"]
+# Compiler and emulator (issue 6): uq/compiler.py.
+from .compiler import (CompileError, CompileResult, compile,  # noqa: E402
+                       compile_with_description, emulate, kernel_info,
+                       run_pipeline)
+
+__all__ = ["native", "CompileError", "CompileResult", "compile",
+           "compile_with_description", "emulate", "kernel_info",
+           "run_pipeline"]
