@@ -1,0 +1,374 @@
+//===- Emulator.cpp - Dispatch, wave scheduling and statistics ------------===//
+//
+// Lays out a flat 64-bit device address space (code image, kernarg segment,
+// dispatch packet, one region per buffer argument), sets up the initial
+// wave state the kernel descriptor asks for (AMDGPUUsage, "Initial Kernel
+// Execution State"), and runs the workgroups one after another; the waves of
+// one workgroup run round-robin between barriers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "llvm/Support/AMDHSAKernelDescriptor.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+
+using namespace llvm;
+using namespace uq::emu;
+using namespace uq::emu::detail;
+
+KernelArg KernelArg::buffer(std::vector<uint8_t> data, std::string label) {
+  KernelArg a;
+  a.kind = Kind::Buffer;
+  a.bytes = std::move(data);
+  a.label = std::move(label);
+  return a;
+}
+KernelArg KernelArg::scalar(const void *data, size_t size, std::string label) {
+  KernelArg a;
+  a.kind = Kind::Scalar;
+  a.bytes.assign((const uint8_t *)data, (const uint8_t *)data + size);
+  a.label = std::move(label);
+  return a;
+}
+
+std::string Stats::str() const {
+  std::string s;
+  raw_string_ostream os(s);
+  os << formatv("wave-instructions {0}  lane-ops {1}  workgroups {2}  waves "
+                "{3}\n",
+                waveInstructions, laneOps, workgroups, waves);
+  os << formatv("  SALU {0}  SMEM {1}  branch {2}  VALU {3}  VALU-trans {4}\n",
+                salu, smem, branch, valu, valuTrans);
+  os << formatv("  MFMA {0}", mfma);
+  for (const auto &[k, v] : mfmaByKind)
+    os << formatv("  [{0} {1}]", k, v);
+  os << "\n";
+  os << formatv("  LDS {0} (read {1} B, written {2} B)\n", lds, ldsBytesRead,
+                ldsBytesWritten);
+  os << formatv("  global/buffer {0} (read {1} B, written {2} B)  scratch {3}\n",
+                global, globalBytesRead, globalBytesWritten, scratch);
+  os << formatv("  barriers {0}  waitcnts {1}  nops {2}  other {3}\n",
+                barriers, waitcnts, nops, other);
+  os << formatv("  host time {0:f3} s  ({1:f1} M wave-inst/s, {2:f1} M "
+                "lane-ops/s)\n",
+                seconds, seconds > 0 ? waveInstructions / seconds / 1e6 : 0.0,
+                seconds > 0 ? laneOps / seconds / 1e6 : 0.0);
+  return s;
+}
+
+unsigned Emulator::numImplementedOpcodes() { return opTable().size(); }
+std::vector<std::string> Emulator::implementedOpcodes() {
+  std::vector<std::string> v;
+  for (const auto &e : opTable())
+    v.push_back(e.getKey().str());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+namespace {
+constexpr uint64_t kCodeBase = 0x7f0000000000ull;
+constexpr uint64_t kKernargBase = 0x10000000ull;
+constexpr uint64_t kDispatchBase = 0x20000000ull;
+constexpr uint64_t kQueueBase = 0x30000000ull;
+constexpr uint64_t kBufferBase = 0x10000000000ull; // 1 TiB
+constexpr uint64_t kBufferStride = 0x10000000000ull;
+
+Error err(const Twine &m) {
+  return createStringError(inconvertibleErrorCode(), m);
+}
+} // namespace
+
+struct Emulator::Impl {
+  Decoder decoder;
+  std::deque<Inst> insts;
+  std::vector<Inst *> cache; ///< By (pc - codeBase) / 4.
+
+  Inst *fetch(const CodeObject &co, uint64_t pc) {
+    uint64_t off = pc - kCodeBase;
+    if (pc < kCodeBase || off + 4 > co.image().size() || (off & 3))
+      return nullptr;
+    if (cache.size() != co.image().size() / 4)
+      cache.assign(co.image().size() / 4, nullptr);
+    Inst *&slot = cache[off / 4];
+    if (!slot) {
+      ArrayRef<uint8_t> bytes = co.image().drop_front(off);
+      if (bytes.size() > 16)
+        bytes = bytes.take_front(16);
+      insts.push_back(decoder.decode(bytes, pc));
+      slot = &insts.back();
+    }
+    return slot;
+  }
+};
+
+Emulator::Emulator(const CodeObject &co)
+    : co(co), impl(std::make_unique<Impl>()) {}
+Emulator::~Emulator() = default;
+
+Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
+                       std::vector<KernelArg> &args) {
+  auto kOr = co.findKernel(kernel);
+  if (!kOr)
+    return kOr.takeError();
+  const KernelInfo &K = **kOr;
+  lastStats = Stats();
+  Stats &st = lastStats;
+  auto t0 = std::chrono::steady_clock::now();
+
+  // Geometry.
+  uint64_t blockSize = (uint64_t)cfg.block[0] * cfg.block[1] * cfg.block[2];
+  for (unsigned i = 0; i < 3; ++i)
+    if (cfg.grid[i] == 0 || cfg.block[i] == 0)
+      return err("grid and block dimensions must be >= 1");
+  if (blockSize > K.maxFlatWorkgroupSize)
+    return err(formatv("block of {0} work-items exceeds the kernel's "
+                       "max_flat_workgroup_size {1}",
+                       blockSize, K.maxFlatWorkgroupSize));
+  if (cfg.block[0] > 1023 || cfg.block[1] > 1023 || cfg.block[2] > 1023)
+    return err("block dimensions must be < 1024 (10-bit work-item ids)");
+
+  // Arguments.
+  std::vector<const ArgInfo *> explicitArgs;
+  for (const ArgInfo &a : K.args)
+    if (a.isExplicit())
+      explicitArgs.push_back(&a);
+  if (explicitArgs.size() != args.size())
+    return err(formatv("kernel '{0}' takes {1} arguments, {2} given", K.name,
+                       explicitArgs.size(), args.size()));
+  Exec X;
+  X.stats = &st;
+  X.codeBase = kCodeBase;
+  X.ftz32 = ((K.pgmRsrc1 >> 16) & 3) != 3;
+  uint32_t kaSize = K.kernargSegmentSize;
+  for (const ArgInfo &a : K.args)
+    kaSize = std::max(kaSize, a.offset + a.size);
+  std::vector<uint8_t> kernarg(std::max<uint32_t>(kaSize, 4) + 256, 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ArgInfo &A = *explicitArgs[i];
+    KernelArg &G = args[i];
+    std::string what = formatv("argument {0} ('{1}', {2}, {3} bytes)", i,
+                               A.name, A.valueKind, A.size);
+    if (A.valueKind == "global_buffer") {
+      if (G.kind != KernelArg::Kind::Buffer)
+        return err(what + " needs a buffer, got a scalar");
+      uint64_t base = kBufferBase + i * kBufferStride;
+      if (G.bytes.size() >= kBufferStride)
+        return err(what + ": buffer too large");
+      std::memcpy(kernarg.data() + A.offset, &base, 8);
+      Region r;
+      r.base = base;
+      r.size = G.bytes.size();
+      r.data = G.bytes.data();
+      r.label = G.label.empty() ? formatv("arg{0}", i).str() : G.label;
+      X.regions.push_back(r);
+    } else if (A.valueKind == "by_value") {
+      if (G.kind != KernelArg::Kind::Scalar)
+        return err(what + " needs a scalar, got a buffer");
+      if (G.bytes.size() != A.size)
+        return err(formatv("{0}: scalar of {1} bytes given", what,
+                           G.bytes.size()));
+      std::memcpy(kernarg.data() + A.offset, G.bytes.data(), A.size);
+    } else {
+      return err(what + ": unsupported argument kind");
+    }
+  }
+  for (const ArgInfo &A : K.args) {
+    if (A.isExplicit())
+      continue;
+    auto put = [&](uint64_t v) {
+      std::memcpy(kernarg.data() + A.offset, &v, std::min<uint32_t>(A.size, 8));
+    };
+    StringRef k = A.valueKind;
+    if (k.consume_front("hidden_block_count_"))
+      put(cfg.grid[k[0] - 'x']);
+    else if (k.consume_front("hidden_group_size_"))
+      put(cfg.block[k[0] - 'x']);
+    else if (k.consume_front("hidden_remainder_"))
+      put(0); // The grid is a whole number of workgroups.
+    else if (k == "hidden_grid_dims")
+      put(cfg.grid[2] > 1 || cfg.block[2] > 1   ? 3
+          : cfg.grid[1] > 1 || cfg.block[1] > 1 ? 2
+                                                : 1);
+  }
+  // Fixed regions: code image, kernarg segment, dispatch packet, queue.
+  uint8_t dispatch[64] = {0};
+  {
+    uint16_t ws[3] = {(uint16_t)cfg.block[0], (uint16_t)cfg.block[1],
+                      (uint16_t)cfg.block[2]};
+    uint16_t setup = 3;
+    std::memcpy(dispatch + 2, &setup, 2);
+    std::memcpy(dispatch + 4, ws, 6);
+    for (unsigned i = 0; i < 3; ++i) {
+      uint32_t g = cfg.grid[i] * cfg.block[i];
+      std::memcpy(dispatch + 12 + 4 * i, &g, 4);
+    }
+    uint32_t ps = K.privateSegmentSize, gs = K.groupSegmentSize + cfg.dynamicLds;
+    std::memcpy(dispatch + 24, &ps, 4);
+    std::memcpy(dispatch + 28, &gs, 4);
+    uint64_t ko = kCodeBase + K.descriptorAddress, ka = kKernargBase;
+    std::memcpy(dispatch + 32, &ko, 8);
+    std::memcpy(dispatch + 40, &ka, 8);
+  }
+  std::vector<uint8_t> queue(256, 0);
+  std::vector<uint8_t> image(co.image().begin(), co.image().end());
+  X.regions.push_back({kCodeBase, image.size(), image.data(), false, "code"});
+  X.regions.push_back(
+      {kKernargBase, kernarg.size(), kernarg.data(), false, "kernarg"});
+  X.regions.push_back({kDispatchBase, 64, dispatch, false, "dispatch"});
+  X.regions.push_back({kQueueBase, queue.size(), queue.data(), false, "queue"});
+
+  uint32_t ldsSize = K.groupSegmentSize + cfg.dynamicLds;
+  if (ldsSize > 160 * 1024)
+    return err(formatv("LDS size {0} exceeds 160 KiB", ldsSize));
+  X.privateSize = K.privateSegmentSize;
+
+  unsigned nWaves = (blockSize + 63) / 64;
+  std::vector<Wave> waves(nWaves);
+  unsigned nv = std::min(512u, std::max(K.vgprCount, 1u) + 8);
+  unsigned na = std::min(256u, K.agprCount + 8);
+  for (Wave &W : waves) {
+    W.v.assign(512 * 64, 0);
+    W.a.assign(256 * 64, 0);
+    W.scratch.assign((size_t)K.privateSegmentSize * 64, 0);
+  }
+  uint16_t props = K.kernelCodeProperties;
+  unsigned userSgprs = (K.pgmRsrc2 >> 1) & 31;
+  uint64_t clsCount[16] = {0};
+  uint64_t laneOps = 0, total = 0;
+  const uint64_t limit = cfg.maxWaveInstructions;
+
+  for (uint32_t gz = 0; gz < cfg.grid[2]; ++gz)
+    for (uint32_t gy = 0; gy < cfg.grid[1]; ++gy)
+      for (uint32_t gx = 0; gx < cfg.grid[0]; ++gx) {
+        X.lds.assign(ldsSize, 0);
+        for (unsigned w = 0; w < nWaves; ++w) {
+          Wave &W = waves[w];
+          std::memset(W.s, 0, sizeof(W.s));
+          W.scc = 0;
+          std::fill(W.v.begin(), W.v.begin() + nv * 64, 0);
+          std::fill(W.a.begin(), W.a.begin() + na * 64, 0);
+          W.done = W.atBarrier = false;
+          W.id = w;
+          W.firstThread = w * 64;
+          W.pc = kCodeBase + K.entryAddress;
+          uint64_t exec = 0;
+          for (unsigned l = 0; l < 64; ++l) {
+            uint64_t t = (uint64_t)w * 64 + l;
+            if (t >= blockSize)
+              continue;
+            exec |= 1ull << l;
+            uint32_t x = t % cfg.block[0], y = (t / cfg.block[0]) % cfg.block[1],
+                     z = t / ((uint64_t)cfg.block[0] * cfg.block[1]);
+            W.v[l] = x | (y << 10) | (z << 20);
+          }
+          W.setExec(exec);
+          unsigned s = 0;
+          auto put64 = [&](uint64_t v) {
+            W.s[s++] = (uint32_t)v;
+            W.s[s++] = (uint32_t)(v >> 32);
+          };
+          using namespace amdhsa;
+          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER)
+            s += 4;
+          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_DISPATCH_PTR)
+            put64(kDispatchBase);
+          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_QUEUE_PTR)
+            put64(kQueueBase);
+          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_KERNARG_SEGMENT_PTR)
+            put64(kKernargBase);
+          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_DISPATCH_ID)
+            put64(0);
+          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_FLAT_SCRATCH_INIT)
+            put64(0);
+          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_PRIVATE_SEGMENT_SIZE)
+            W.s[s++] = K.privateSegmentSize;
+          unsigned preLen = K.kernargPreload & 0x7f,
+                   preOff = (K.kernargPreload >> 7) & 0x1ff;
+          for (unsigned i = 0; i < preLen && s < 100; ++i) {
+            uint32_t v = 0;
+            if ((preOff + i) * 4 + 4 <= kernarg.size())
+              std::memcpy(&v, kernarg.data() + (preOff + i) * 4, 4);
+            W.s[s++] = v;
+          }
+          s = std::max(s, userSgprs);
+          if (K.pgmRsrc2 & (1u << 7))
+            W.s[s++] = gx;
+          if (K.pgmRsrc2 & (1u << 8))
+            W.s[s++] = gy;
+          if (K.pgmRsrc2 & (1u << 9))
+            W.s[s++] = gz;
+          if (K.pgmRsrc2 & (1u << 10))
+            W.s[s++] = 0;
+          if (K.pgmRsrc2 & 1u)
+            W.s[s++] = 0; // private segment wave offset
+        }
+        ++st.workgroups;
+        st.waves += nWaves;
+        // Round-robin between barriers.
+        for (;;) {
+          bool anyRunning = false;
+          for (Wave &W : waves) {
+            if (W.done || W.atBarrier)
+              continue;
+            anyRunning = true;
+            while (!W.done && !W.atBarrier) {
+              Inst *I = impl->fetch(co, W.pc);
+              if (!I)
+                return err(formatv("wave {0} of workgroup ({1},{2},{3}) "
+                                   "jumped outside the code image: pc 0x{4:x}",
+                                   W.id, gx, gy, gz, W.pc - kCodeBase));
+              ++I->count;
+              ++clsCount[(unsigned)I->cls];
+              unsigned cls = (unsigned)I->cls;
+              if (cls >= (unsigned)Cls::VALU && cls <= (unsigned)Cls::Scratch)
+                laneOps += __builtin_popcountll(W.exec());
+              W.pc += I->size;
+              I->fn(X, W, *I);
+              if (X.failed)
+                return err(formatv("wave {0} of workgroup ({1},{2},{3}): {4}",
+                                   W.id, gx, gy, gz, X.error));
+              if (limit && ++total > limit)
+                return err(formatv("instruction limit {0} reached", limit));
+            }
+          }
+          bool anyBarrier = false;
+          for (Wave &W : waves)
+            anyBarrier |= W.atBarrier;
+          if (!anyBarrier)
+            break;
+          for (Wave &W : waves)
+            W.atBarrier = false;
+          (void)anyRunning;
+        }
+      }
+  // Buffers were updated in place (regions point at the args' bytes).
+  st.salu = clsCount[(unsigned)Cls::SALU];
+  st.smem = clsCount[(unsigned)Cls::SMEM];
+  st.branch = clsCount[(unsigned)Cls::Branch];
+  st.valu = clsCount[(unsigned)Cls::VALU];
+  st.valuTrans = clsCount[(unsigned)Cls::Trans];
+  st.mfma = clsCount[(unsigned)Cls::MFMA];
+  st.lds = clsCount[(unsigned)Cls::LDS];
+  st.global = clsCount[(unsigned)Cls::Global];
+  st.scratch = clsCount[(unsigned)Cls::Scratch];
+  st.barriers = clsCount[(unsigned)Cls::Barrier];
+  st.waitcnts = clsCount[(unsigned)Cls::Waitcnt];
+  st.nops = clsCount[(unsigned)Cls::Nop];
+  st.other = clsCount[(unsigned)Cls::Other];
+  for (unsigned i = 0; i < 16; ++i)
+    st.waveInstructions += clsCount[i];
+  st.laneOps = laneOps;
+  for (Inst &I : impl->insts) {
+    if (I.cls == Cls::MFMA && I.count)
+      st.mfmaByKind[I.name] += I.count;
+    I.count = 0;
+  }
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                   .count();
+  return Error::success();
+}

@@ -1,0 +1,212 @@
+//===- Internal.h - Emulator internals shared by its sources ----*- C++ -*-===//
+//
+// Pre-decoded instruction form, wave state and the execution context.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_LIB_EMULATOR_INTERNAL_H
+#define UQ_LIB_EMULATOR_INTERNAL_H
+
+#include "uq/Emulator/Emulator.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace uq::emu::detail {
+
+/// Hardware SGPR encodings used as indices into Wave::s (gfx9 operand
+/// encoding, AMD CDNA3/CDNA4 ISA "SSRC" table).
+enum : unsigned {
+  kFlatScrLo = 102,
+  kXnackLo = 104,
+  kVccLo = 106,
+  kVccHi = 107,
+  kTtmp0 = 108,
+  kM0 = 124,
+  kNull = 125,
+  kExecLo = 126,
+  kExecHi = 127,
+  kNumS = 128,
+};
+
+enum class OpKind : uint8_t {
+  None,
+  SReg,  ///< reg = hardware SGPR encoding (incl. vcc/exec/m0/ttmp).
+  VReg,  ///< reg = VGPR index.
+  AReg,  ///< reg = AGPR index.
+  Imm,   ///< imm[0..1] hold the 64-bit pattern.
+  Scc,   ///< src_scc
+  ExecZ, ///< src_execz
+  VccZ,  ///< src_vccz
+  Off,   ///< "off"
+  Tmp,   ///< reg = Exec::tmp slot (DPP/SDWA pre-processed operand).
+};
+
+struct Operand {
+  OpKind kind = OpKind::None;
+  uint8_t width = 1; ///< In dwords.
+  bool neg = false, abs = false;
+  bool literal = false; ///< A 32-bit literal (not an inline constant).
+  bool sext = false;    ///< SDWA sext(...) modifier.
+  uint16_t reg = 0;
+  uint32_t imm[2] = {0, 0};
+  int64_t immValue() const {
+    return (int64_t)((uint64_t)imm[0] | ((uint64_t)imm[1] << 32));
+  }
+};
+
+/// Instruction class for statistics.
+enum class Cls : uint8_t {
+  SALU, SMEM, Branch, VALU, Trans, MFMA, LDS, Global, Scratch, Barrier,
+  Waitcnt, Nop, Other
+};
+
+/// Type of the float modifiers / inline float constants of an opcode.
+enum class FT : uint8_t { None, F16, BF16, F32, F64, PkF16, PkF32 };
+
+struct Exec;
+struct Wave;
+struct Inst;
+using ExecFn = void (*)(Exec &, Wave &, const Inst &);
+
+/// One pre-decoded instruction.
+struct Inst {
+  ExecFn fn = nullptr;
+  uint64_t pc = 0;
+  uint8_t size = 4;
+  Cls cls = Cls::Other;
+  FT ft = FT::None;
+  uint8_t nOps = 0;
+  Operand ops[8];
+  std::string name; ///< Normalised mnemonic (no _e32/_e64/_dpp/_sdwa).
+  std::string text; ///< The printed instruction.
+  // Modifiers.
+  bool clamp = false;
+  uint8_t omod = 0; ///< 0 none, 1 mul:2, 2 mul:4, 3 div:2
+  uint8_t opSel = 0, opSelHi = 0, negLo = 0, negHi = 0;
+  int32_t offset = 0, offset0 = 0, offset1 = 0;
+  bool offen = false, idxen = false, glc = false, hasOffsetReg = false;
+  uint8_t cbsz = 0, abid = 0, blgp = 0;
+  // DPP.
+  bool isDpp = false, boundCtrl = false;
+  uint8_t dppKind = 0; ///< see Exec.cpp
+  uint8_t dppArg = 0;
+  uint8_t quadPerm[4] = {0, 1, 2, 3};
+  uint8_t rowMask = 0xf, bankMask = 0xf;
+  // SDWA.
+  bool isSdwa = false;
+  uint8_t dstSel = 6, dstUnused = 0, src0Sel = 6, src1Sel = 6;
+  bool src0Sext = false, src1Sext = false;
+  uint32_t rawOffset = 0; ///< ds_swizzle pattern (from the MCInst).
+  int aux = 0, aux2 = 0;  ///< Opcode-specific parameters set by the decoder.
+  uint8_t src0Idx = 1;    ///< Index of src0 in ops (after the destinations).
+  ExecFn inner = nullptr; ///< The real handler when fn is a DPP/SDWA wrapper.
+  Operand orig[3];        ///< Original src0, src1, dst of DPP/SDWA forms.
+  // Dynamic counters.
+  mutable uint64_t count = 0, lanes = 0;
+};
+
+/// Architectural state of one wave64.
+struct Wave {
+  uint32_t s[kNumS];
+  uint32_t scc = 0;
+  uint32_t cst[8]; ///< Scratch slots for computed operands (src_execz ...).
+  std::vector<uint32_t> v, a; ///< [reg * 64 + lane]
+  uint64_t pc = 0;
+  bool done = false, atBarrier = false;
+  unsigned id = 0;           ///< Wave index inside the workgroup.
+  unsigned firstThread = 0;  ///< Flat id of lane 0 inside the workgroup.
+  std::vector<uint8_t> scratch; ///< privateSegmentSize * 64 bytes.
+  uint64_t exec() const { return s[kExecLo] | ((uint64_t)s[kExecHi] << 32); }
+  void setExec(uint64_t e) {
+    s[kExecLo] = (uint32_t)e;
+    s[kExecHi] = (uint32_t)(e >> 32);
+  }
+  uint64_t vcc() const { return s[kVccLo] | ((uint64_t)s[kVccHi] << 32); }
+  uint64_t s64(unsigned r) const { return s[r] | ((uint64_t)s[r + 1] << 32); }
+};
+
+/// A device memory region (a buffer, the kernarg segment, the code image).
+struct Region {
+  uint64_t base = 0;
+  uint64_t size = 0;
+  uint8_t *data = nullptr;
+  bool writable = true;
+  std::string label;
+};
+
+/// Everything the instruction handlers need while a workgroup runs.
+struct Exec {
+  std::vector<Region> regions;
+  const Region *lastRegion = nullptr;
+  std::vector<uint8_t> lds;
+  uint32_t privateSize = 0;
+  bool ftz32 = false; ///< f32 denormals flushed (float_denorm_mode_32 != 3).
+  Stats *stats = nullptr;
+  bool failed = false;
+  std::string error;
+  // Geometry of the current dispatch (for s_getreg etc).
+  uint64_t codeBase = 0;
+  /// Per-lane temporaries for DPP/SDWA operands (slot 0/1 sources, 2 dst).
+  alignas(64) uint32_t tmp[4][128];
+
+  void fail(const Inst &I, const std::string &msg);
+  void failLane(const Inst &I, unsigned lane, uint64_t addr, unsigned bytes,
+                const char *what);
+  /// Host pointer for [addr, addr+n) in some region, or null.
+  uint8_t *translate(uint64_t addr, uint64_t n, bool write) {
+    const Region *r = lastRegion;
+    if (!r || addr < r->base || addr + n > r->base + r->size) {
+      r = nullptr;
+      for (const Region &c : regions)
+        if (addr >= c.base && addr + n <= c.base + c.size) {
+          r = &c;
+          break;
+        }
+      if (!r)
+        return nullptr;
+      lastRegion = r;
+    }
+    if (write && !r->writable)
+      return nullptr;
+    return r->data + (addr - r->base);
+  }
+};
+
+/// Decoder: turns the bytes at `pc` into an Inst (never fails; an
+/// undecodable or unknown instruction gets a handler that reports it).
+class Decoder {
+public:
+  Decoder();
+  ~Decoder();
+  Inst decode(llvm::ArrayRef<uint8_t> bytes, uint64_t pc);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Handler registry (Exec.cpp): mnemonic -> handler and class.
+struct OpEntry {
+  ExecFn fn;
+  Cls cls;
+  FT ft;
+  int aux;
+  int aux2;
+  uint8_t nDst;
+};
+const llvm::StringMap<OpEntry> &opTable();
+
+/// Wrappers that pre-process DPP / SDWA operands, then call Inst::inner.
+ExecFn dppWrapper();
+ExecFn sdwaWrapper();
+
+/// Handler used for instructions with no implementation.
+void execUnimplemented(Exec &X, Wave &W, const Inst &I);
+
+} // namespace uq::emu::detail
+
+#endif // UQ_LIB_EMULATOR_INTERNAL_H

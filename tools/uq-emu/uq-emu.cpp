@@ -1,0 +1,325 @@
+//===- uq-emu.cpp - Run a gfx950 code object on the CPU emulator ----------===//
+//
+// uq-emu CODE.hsaco --kernel NAME --grid X,Y,Z --block X,Y,Z --arg ... [--stats]
+// See --help and docs/emulator.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Emulator/Emulator.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace llvm;
+using namespace uq::emu;
+
+static cl::OptionCategory cat("uq-emu options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<code object>"),
+                                      cl::cat(cat));
+static cl::opt<std::string> kernelName("kernel",
+                                       cl::desc("Kernel to run (metadata "
+                                                "name or descriptor symbol)"),
+                                       cl::cat(cat));
+static cl::opt<std::string>
+    gridOpt("grid", cl::desc("Number of WORKGROUPS per dimension: X[,Y[,Z]] "
+                             "(like HIP gridDim; default 1)"),
+            cl::init("1"), cl::cat(cat));
+static cl::opt<std::string>
+    blockOpt("block", cl::desc("Work-items per workgroup: X[,Y[,Z]] (like HIP "
+                               "blockDim; default 64)"),
+             cl::init("64"), cl::cat(cat));
+static cl::list<std::string> argOpts(
+    "arg",
+    cl::desc(
+        "Kernel argument, one per explicit argument in order:\n"
+        "  in:FILE              input buffer (a .npy file's data bytes, or a "
+        "raw file)\n"
+        "  out:FILE:BYTES       output buffer of BYTES zero bytes, written to "
+        "FILE after the run\n"
+        "                       (raw bytes, or a 1-D uint8 .npy when FILE ends "
+        "in .npy)\n"
+        "  inout:FILE[:OUTFILE] buffer read from FILE and written back to "
+        "OUTFILE (default FILE)\n"
+        "  zeros:BYTES          scratch buffer of BYTES zero bytes, not "
+        "saved\n"
+        "  i32:V u32:V i64:V u64:V f32:V f64:V   by-value scalars"),
+    cl::cat(cat));
+// libLLVM already owns a "-stats" option, so --stats is taken out of argv
+// before the command line is parsed.
+static bool statsOpt = false;
+static cl::opt<bool> listOpt("list", cl::desc("List the kernels and exit"),
+                             cl::cat(cat));
+static cl::opt<bool> opcodesOpt("list-opcodes",
+                                cl::desc("List implemented opcodes and exit"),
+                                cl::cat(cat));
+static cl::opt<unsigned>
+    benchOpt("bench",
+             cl::desc("Repeat the launch N times and print emulated "
+                      "wave-instructions/s and lane-ops/s"),
+             cl::init(0), cl::cat(cat));
+static cl::opt<uint64_t>
+    maxInsts("max-insts",
+             cl::desc("Fail after this many wave-instructions (0: no limit)"),
+             cl::init(0), cl::cat(cat));
+static cl::opt<unsigned> dynLds("dynamic-lds",
+                                cl::desc("Extra dynamic LDS bytes"),
+                                cl::init(0), cl::cat(cat));
+
+namespace {
+int usage(const Twine &msg) {
+  errs() << "uq-emu: error: " << msg << "\n";
+  return 2;
+}
+
+bool parseDims(StringRef s, std::array<uint32_t, 3> &d) {
+  SmallVector<StringRef, 3> parts;
+  s.split(parts, ',');
+  if (parts.empty() || parts.size() > 3)
+    return false;
+  d = {1, 1, 1};
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i].trim().getAsInteger(10, d[i]) || d[i] == 0)
+      return false;
+  return true;
+}
+
+/// Reads a raw file or the data bytes of a .npy file.
+Expected<std::vector<uint8_t>> readData(StringRef path) {
+  auto buf = MemoryBuffer::getFile(path, false, false);
+  if (!buf)
+    return createStringError(buf.getError(), "cannot read '%s': %s",
+                             path.str().c_str(),
+                             buf.getError().message().c_str());
+  StringRef b = (*buf)->getBuffer();
+  if (b.starts_with("\x93NUMPY") && b.size() >= 10) {
+    unsigned major = (uint8_t)b[6];
+    size_t hlen, start;
+    if (major == 1) {
+      hlen = (uint8_t)b[8] | ((uint8_t)b[9] << 8);
+      start = 10;
+    } else {
+      if (b.size() < 12)
+        return createStringError(inconvertibleErrorCode(), "bad .npy header");
+      hlen = (uint8_t)b[8] | ((uint8_t)b[9] << 8) | ((uint8_t)b[10] << 16) |
+             ((size_t)(uint8_t)b[11] << 24);
+      start = 12;
+    }
+    if (start + hlen > b.size())
+      return createStringError(inconvertibleErrorCode(),
+                               "truncated .npy header in '%s'",
+                               path.str().c_str());
+    StringRef header = b.substr(start, hlen);
+    if (header.contains("'fortran_order': True"))
+      return createStringError(inconvertibleErrorCode(),
+                               "'%s' is Fortran-ordered; use C order",
+                               path.str().c_str());
+    b = b.drop_front(start + hlen);
+  }
+  return std::vector<uint8_t>(b.begin(), b.end());
+}
+
+bool writeData(StringRef path, ArrayRef<uint8_t> data) {
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OF_None);
+  if (ec) {
+    errs() << "uq-emu: error: cannot write '" << path << "': " << ec.message()
+           << "\n";
+    return false;
+  }
+  if (path.ends_with(".npy")) {
+    std::string h = formatv("{{'descr': '|u1', 'fortran_order': False, "
+                            "'shape': ({0},), }",
+                            data.size());
+    size_t total = 10 + h.size() + 1;
+    h.append((64 - total % 64) % 64, ' ');
+    h += '\n';
+    os << "\x93NUMPY";
+    os << (char)1 << (char)0;
+    uint16_t hl = h.size();
+    os << (char)(hl & 0xff) << (char)(hl >> 8) << h;
+  }
+  os.write((const char *)data.data(), data.size());
+  return true;
+}
+
+struct Output {
+  size_t arg;
+  std::string path;
+};
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  std::vector<char *> av;
+  for (int i = 0; i < argc; ++i) {
+    StringRef a(argv[i]);
+    if (i > 0 && (a == "--stats" || a == "-stats")) {
+      statsOpt = true;
+      continue;
+    }
+    av.push_back(argv[i]);
+  }
+  argc = av.size();
+  argv = av.data();
+  cl::HideUnrelatedOptions(cat);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "uq-emu: run a gfx950 code object on the CPU emulator\n\n"
+      "  uq-emu CODE.hsaco --kernel NAME --grid X,Y,Z --block X,Y,Z "
+      "--arg ... [--stats]\n\n"
+      "  --stats   print dynamic instruction counts per class\n\n"
+      "Exit status: 0 success, 1 emulation or load error (out-of-bounds "
+      "access,\nunimplemented instruction, ...), 2 bad command line.\n");
+  if (opcodesOpt) {
+    for (const std::string &n : Emulator::implementedOpcodes())
+      outs() << n << "\n";
+    outs() << Emulator::numImplementedOpcodes() << " opcodes\n";
+    return 0;
+  }
+  if (inputFile.empty())
+    return usage("no code object given");
+  auto coOr = CodeObject::loadFile(inputFile);
+  if (!coOr) {
+    errs() << "uq-emu: error: " << toString(coOr.takeError()) << "\n";
+    return 1;
+  }
+  CodeObject &co = **coOr;
+  if (listOpt) {
+    for (const KernelInfo &k : co.kernels()) {
+      outs() << k.name << ": " << k.numExplicitArgs() << " args, kernarg "
+             << k.kernargSegmentSize << " B, LDS " << k.groupSegmentSize
+             << " B, vgpr " << k.vgprCount << ", agpr " << k.agprCount
+             << ", sgpr " << k.sgprCount << "\n";
+      for (const ArgInfo &a : k.args)
+        if (a.isExplicit())
+          outs() << "  @" << a.offset << " " << a.valueKind << " " << a.size
+                 << " B " << a.name << "\n";
+    }
+    return 0;
+  }
+  if (kernelName.empty()) {
+    if (co.kernels().size() != 1)
+      return usage("--kernel is required (the code object has " +
+                   Twine(co.kernels().size()) + " kernels)");
+    kernelName = co.kernels()[0].name;
+  }
+  auto kOr = co.findKernel(kernelName);
+  if (!kOr) {
+    errs() << "uq-emu: error: " << toString(kOr.takeError()) << "\n";
+    return 2;
+  }
+  LaunchConfig cfg;
+  if (!parseDims(gridOpt, cfg.grid))
+    return usage("bad --grid '" + gridOpt + "' (want X[,Y[,Z]], each >= 1)");
+  if (!parseDims(blockOpt, cfg.block))
+    return usage("bad --block '" + blockOpt + "' (want X[,Y[,Z]], each >= 1)");
+  cfg.maxWaveInstructions = maxInsts;
+  cfg.dynamicLds = dynLds;
+
+  std::vector<KernelArg> args;
+  std::vector<Output> outputs;
+  for (const std::string &a : argOpts) {
+    StringRef s(a);
+    auto [kind, rest] = s.split(':');
+    if (rest.empty() && !s.contains(':'))
+      return usage("bad --arg '" + a + "' (want KIND:VALUE)");
+    std::string label = a;
+    if (kind == "in" || kind == "inout") {
+      auto [file, outFile] = rest.split(':');
+      if (kind == "in" && !outFile.empty())
+        return usage("bad --arg '" + a + "' (in:FILE takes no output)");
+      auto data = readData(file);
+      if (!data) {
+        errs() << "uq-emu: error: " << toString(data.takeError()) << "\n";
+        return 2;
+      }
+      args.push_back(KernelArg::buffer(std::move(*data), file.str()));
+      if (kind == "inout")
+        outputs.push_back({args.size() - 1,
+                           outFile.empty() ? file.str() : outFile.str()});
+    } else if (kind == "out") {
+      auto [file, bytes] = rest.rsplit(':');
+      uint64_t n;
+      if (file.empty() || bytes.getAsInteger(10, n))
+        return usage("bad --arg '" + a + "' (want out:FILE:BYTES)");
+      args.push_back(KernelArg::buffer(std::vector<uint8_t>(n, 0), file.str()));
+      outputs.push_back({args.size() - 1, file.str()});
+    } else if (kind == "zeros") {
+      uint64_t n;
+      if (rest.getAsInteger(10, n))
+        return usage("bad --arg '" + a + "' (want zeros:BYTES)");
+      args.push_back(KernelArg::buffer(std::vector<uint8_t>(n, 0), label));
+    } else if (kind == "i32" || kind == "u32" || kind == "i64" ||
+               kind == "u64") {
+      bool is64 = kind.ends_with("64");
+      bool sgn = kind[0] == 'i';
+      int64_t sv = 0;
+      uint64_t uv = 0;
+      bool bad = sgn ? rest.getAsInteger(0, sv) : rest.getAsInteger(0, uv);
+      if (bad)
+        return usage("bad --arg '" + a + "' (not an integer)");
+      if (sgn)
+        uv = (uint64_t)sv;
+      if (!is64 && (sgn ? (sv < INT32_MIN || sv > INT32_MAX) : uv > UINT32_MAX))
+        return usage("bad --arg '" + a + "' (out of range for 32 bits)");
+      uint32_t v32 = (uint32_t)uv;
+      args.push_back(is64 ? KernelArg::scalar(&uv, 8, label)
+                          : KernelArg::scalar(&v32, 4, label));
+    } else if (kind == "f32" || kind == "f64") {
+      double d;
+      if (rest.getAsDouble(d))
+        return usage("bad --arg '" + a + "' (not a number)");
+      float f = (float)d;
+      args.push_back(kind == "f32" ? KernelArg::scalar(&f, 4, label)
+                                   : KernelArg::scalar(&d, 8, label));
+    } else {
+      return usage("bad --arg '" + a +
+                   "' (kind must be in, out, inout, zeros, i32, u32, i64, "
+                   "u64, f32 or f64)");
+    }
+  }
+
+  Emulator emu(co);
+  std::vector<KernelArg> pristine;
+  if (benchOpt)
+    pristine = args;
+  if (Error e = emu.launch(kernelName, cfg, args)) {
+    std::string msg = toString(std::move(e));
+    errs() << "uq-emu: error: " << msg << "\n";
+    // Argument mismatches are usage errors; everything else is a run error.
+    StringRef m(msg);
+    return (m.contains("arguments,") || m.contains("argument ")) ? 2 : 1;
+  }
+  for (const Output &o : outputs)
+    if (!writeData(o.path, args[o.arg].bytes))
+      return 1;
+  if (statsOpt)
+    outs() << emu.stats().str();
+  if (benchOpt) {
+    uint64_t wi = 0, lo = 0;
+    double secs = 0;
+    for (unsigned r = 0; r < benchOpt; ++r) {
+      std::vector<KernelArg> a = pristine;
+      if (Error e = emu.launch(kernelName, cfg, a)) {
+        errs() << "uq-emu: error: " << toString(std::move(e)) << "\n";
+        return 1;
+      }
+      wi += emu.stats().waveInstructions;
+      lo += emu.stats().laneOps;
+      secs += emu.stats().seconds;
+    }
+    outs() << formatv("bench: {0} launches, {1} wave-instructions, {2} "
+                      "lane-ops in {3:f3} s: {4:f2} M wave-inst/s, {5:f1} M "
+                      "lane-ops/s\n",
+                      benchOpt.getValue(), wi, lo, secs, wi / secs / 1e6,
+                      lo / secs / 1e6);
+  }
+  return 0;
+}
