@@ -2,7 +2,10 @@
 
 #include "uq/InitAll.h"
 
+#include "uq/Conversion/Passes.h"
 #include "uq/Dialect/UQ/IR/UQ.h"
+#include "uq/Pipelines/GPUPipeline.h"
+#include "uq/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -17,4 +20,9 @@ void uq::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::registerAllToLLVMIRTranslations(registry);
 }
 
-void uq::registerAllPasses() { mlir::registerAllPasses(); }
+void uq::registerAllPasses() {
+  mlir::registerAllPasses();
+  uq::registerUQConversionPasses();
+  uq::registerCPUPipeline();
+  uq::registerGPUPipelines();
+}

@@ -1,0 +1,117 @@
+//===- Passes.td - Conversion passes of uq -----------------*- tablegen -*-===//
+//
+// Part of the uq project.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_CONVERSION_PASSES_TD
+#define UQ_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// UQToLinalg
+//===----------------------------------------------------------------------===//
+
+def ConvertUQToLinalgPass : Pass<"convert-uq-to-linalg"> {
+  let summary = "Lower uq ops on tensors to linalg/tensor/arith/math/scf";
+  let description = [{
+    Gives every uq op executable semantics on tensors, bit-exact with the
+    reference library (`uq::ref`) for the coding steps:
+
+    - `uq.rotate`: the Sylvester butterfly (`log2 D` stages of
+      `(a + b, a - b)`), by default in f64 with one multiply by
+      `1/sqrt(D)` and one rounding to f32 (the reference's `ExactF64`).
+    - `uq.quantize` / `uq.dequantize`: FP4 E2M1 against the 14 midpoints
+      (ties down or ties to even, as the format says), UE8M0 scales decided
+      on the bits of `c * absmax` (exactly `floor(log2(c * m) + 0.5)`), the
+      zero sentinel, FP8 E4M3FN (RNE, NaN above 448) and bf16 (RNE), all in
+      integer/float arith with no generic truncation op.
+    - `uq.cache_write`: codes all rows, then an `scf.for` over tokens inserts
+      the bytes of each slot (negative or out-of-range slots are skipped).
+    - `uq.decode_attention`, `uq.decode_attention_partial`: an `scf.for`
+      over sequences (and partitions) around `linalg.generic`s that decode
+      K/V through the block table, form the logits, the softmax and the PV
+      product, all accumulated in f32 in the reference's order.
+    - `uq.merge_partitions`: flash-decoding's log-sum-exp merge.
+
+    Example:
+
+    ```mlir
+    // uq-opt --convert-uq-to-linalg
+    %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>}
+        : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x4xi8>
+    // becomes linalg.generic ops on tensors (absmax, scale byte, codes).
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"rotationArithmetic", "rotation-arithmetic",
+           "::uq::RotationArithmetic",
+           /*default=*/"::uq::RotationArithmetic::ExactF64",
+           "Arithmetic of the Walsh-Hadamard rotation", [{::llvm::cl::values(
+             clEnumValN(::uq::RotationArithmetic::ExactF64, "exact-f64",
+                        "f64 butterfly, one 1/sqrt(D) multiply, one rounding "
+                        "to f32 (the reference's default)"),
+             clEnumValN(::uq::RotationArithmetic::ButterflyF32, "butterfly-f32",
+                        "f32 butterfly, (a +- b) / sqrt(2) rounded per stage "
+                        "(vLLM's Triton store kernel)"))}]>,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// UQToGPU
+//===----------------------------------------------------------------------===//
+
+def ConvertUQToGPUPass : Pass<"convert-uq-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Turn uq cache-write and decode-attention ops into gfx950 kernels";
+  let description = [{
+    The tiling and lane-distribution stages of the GPU path. For every
+    `uq.cache_write`, `uq.decode_attention` (split into partitions plus a
+    merge), `uq.decode_attention_partial` and `uq.merge_partitions` in a
+    `func.func`, adds a `gpu.func` kernel to the module's
+    `gpu.module @uq_kernels`, written per lane with `amdgpu.scaled_mfma`,
+    `amdgpu.mfma`, `rocdl` conversions, `gpu.shuffle` reductions and LDS.
+    The module gets a `uq.kernels` attribute describing each kernel's
+    arguments, grid and block (uq-compile turns it into the kernel JSON).
+    The host functions are left as they are; they document how the kernels
+    are chained.
+
+    Only the UltraQuant formats are supported on the GPU (FP4 E2M1, UE8M0
+    scales per 32, rotated keys, unrotated values, vLLM slot layout, FP8
+    query); anything else is a located error, as are the ops without a GPU
+    kernel (`uq.quantize`, `uq.dequantize`, `uq.rotate`: use the CPU path).
+
+    ```mlir
+    // uq-opt --convert-uq-to-gpu='partition-size=256'
+    %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.088 {...}
+    // adds gpu.func @decode_0_partial and @decode_0_merge to @uq_kernels
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::amdgpu::AMDGPUDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::ROCDL::ROCDLDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"partitionSize", "partition-size", "int64_t", /*default=*/"256",
+           "Tokens per split-K partition of decode attention (a positive "
+           "multiple of 32, the kernel's token tile)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
+           "Target chip (only gfx950 has the scaled MFMA the kernels use)">,
+  ];
+}
+
+#endif // UQ_CONVERSION_PASSES_TD

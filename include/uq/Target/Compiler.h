@@ -1,0 +1,72 @@
+//===- Compiler.h - uq IR to gfx950 code objects ----------------*- C++ -*-===//
+//
+// The library behind uq-compile, the C API and the Python package: parse uq
+// IR, run the GPU pipeline up to a chosen stage, and produce a code object
+// plus the JSON description of every kernel's arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_TARGET_COMPILER_H
+#define UQ_TARGET_COMPILER_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir {
+class MLIRContext;
+class ModuleOp;
+} // namespace mlir
+
+namespace uq {
+
+/// Where compilation stops; each stage's output is printable.
+enum class EmitStage {
+  Linalg, ///< after convert-uq-to-linalg (tensors; the CPU meaning)
+  Kernel, ///< uq ops tiled into gpu.func kernels (per-lane amdgpu/vector ops)
+  ROCDL,  ///< after lowering to the rocdl/llvm dialects
+  LLVMIR, ///< LLVM IR text of the device module
+  ISA,    ///< gfx950 assembly text
+  HSACO,  ///< linked code object (ELF bytes)
+};
+
+/// Parses "linalg", "kernel", "rocdl", "llvmir", "isa" or "hsaco".
+std::optional<EmitStage> parseEmitStage(llvm::StringRef name);
+
+/// Options of the GPU compilation; every field is a documented option of
+/// uq-compile (see docs/uq-compile.md).
+struct CompileOptions {
+  /// Target chip; only gfx950 has the scaled MFMA the kernels need.
+  std::string chip = "gfx950";
+  EmitStage emit = EmitStage::HSACO;
+  /// Tokens per split-K partition of decode attention (a multiple of the
+  /// 32-token tile).
+  int64_t partitionSize = 256;
+};
+
+/// Result of a compilation: `output` holds text for textual stages and the
+/// ELF bytes for HSACO; `kernelsJson` describes every kernel (arguments in
+/// order with offsets, workgroup size, grid rule, LDS, register counts) once
+/// the stage is HSACO, and is empty otherwise.
+struct CompileResult {
+  std::string output;
+  std::string kernelsJson;
+};
+
+/// Compiles uq IR text. Diagnostics (with locations) are returned in the
+/// error's message.
+llvm::Expected<CompileResult> compileSource(llvm::StringRef source,
+                                            llvm::StringRef bufferName,
+                                            const CompileOptions &options);
+
+/// Parses IR text, runs a textual pass pipeline (as `uq-opt
+/// --pass-pipeline=...` would) and prints the result.
+llvm::Expected<std::string> runPipeline(llvm::StringRef source,
+                                        llvm::StringRef pipeline);
+
+} // namespace uq
+
+#endif // UQ_TARGET_COMPILER_H

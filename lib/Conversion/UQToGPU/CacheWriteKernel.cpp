@@ -1,0 +1,315 @@
+//===- CacheWriteKernel.cpp - Quantize K/V into the paged cache -----------===//
+//
+// One wave per (token, KV head, K or V). Lane l holds the E = D/64
+// consecutive elements l*E .. l*E+E-1 of the row.
+//  - Rotation: the Sylvester butterfly, stages of span 1, 2, ..., D/2,
+//    (a, b) -> (a + b, a - b), in f64, then one multiply by 1/sqrt(D) in f64
+//    and one rounding to f32: the reference's ExactF64 arithmetic step for
+//    step (bf16 inputs make every f64 sum exact). Spans below E stay in the
+//    lane; larger spans exchange with lane l ^ (span / E).
+//  - Scale: absmax of 32 elements by xor-shuffles inside the 32/E lanes of
+//    the group; s = f32(c) * absmax; e = E_s + (mantissa(s) >= 0x3504F4)
+//    (s >= sqrt(2) * 2^E_s, i.e. floor(log2 s + 0.5)), clamped to
+//    [-126, 127]; byte 0 when absmax is 0 or not finite.
+//  - Codes: ldexp(x, -e) (exact power-of-two scaling), then the 14-midpoint
+//    ties-down rule of the format (strictly greater moves up for x >= 0,
+//    greater-or-equal moves down for x < 0); zero is code 0.
+// Tokens with a negative slot or a slot beyond the cache are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Conversion/UQToGPU/Kernels.h"
+
+#include "KernelWriter.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace uq::kernels;
+
+namespace {
+/// Emits the body for one row kind (K or V) of the cache-write kernel. The
+/// row's f32 values are written as `%x<j>`, then the codes and scale byte
+/// are stored at slot byte offsets `codeOff` and `scaleOff`.
+void emitRow(KernelWriter &w, const CacheWriteKernelParams &p, bool rotate,
+             double c, int64_t codeOff, int64_t scaleOff,
+             const std::string &input) {
+  const int64_t d = p.headDim;
+  const int64_t e = d / 64;
+  const int64_t logE = llvm::Log2_64(e);
+  const int64_t logD = llvm::Log2_64(d);
+  w.set("IN", input);
+  w.set("C", f32Literal(static_cast<float>(c)));
+  w.set("CODEOFF", codeOff);
+  w.set("SCALEOFF", scaleOff);
+  w.set("INVSQRT", f64Literal(1.0 / std::sqrt(static_cast<double>(d))));
+  for (int64_t j = 0; j < e; ++j) {
+    w.set("J", j);
+    w.emit(R"(
+      %cj$J = arith.constant $J : index
+      %ia$J = arith.addi %elem0, %cj$J : index
+      %ii$J = arith.addi %rowbase, %ia$J : index
+      %in$J = memref.load %$IN[%ii$J] : memref<$INNx$IT>)");
+    if (p.inputType == "f32")
+      w.emit("      %xf$J = arith.addf %in$J, %zf : f32");
+    else
+      w.emit("      %xf$J = arith.extf %in$J : $IT to f32");
+  }
+  if (rotate) {
+    for (int64_t j = 0; j < e; ++j) {
+      w.set("J", j);
+      w.emit("      %r0_$J = arith.extf %xf$J : f32 to f64");
+    }
+    for (int64_t b = 0; b < logD; ++b) {
+      int64_t span = int64_t(1) << b;
+      w.set("B", b);
+      w.set("B1", b + 1);
+      if (b < logE) {
+        // Partner in the same lane.
+        for (int64_t j = 0; j < e; ++j) {
+          int64_t pj = j ^ span;
+          w.set("J", j);
+          w.set("PJ", pj);
+          if ((j & span) == 0)
+            w.emit("      %r$B1_$J = arith.addf %r$B_$J, %r$B_$PJ : f64");
+          else
+            w.emit("      %r$B1_$J = arith.subf %r$B_$PJ, %r$B_$J : f64");
+        }
+      } else {
+        // Partner lane l ^ (span / E); the lower element takes a + b.
+        w.set("LX", span / e);
+        w.emit(R"(
+      %lx$B = arith.constant $LX : i32
+      %lxi$B = arith.constant $LX : index
+      %lbit$B_a = arith.andi %lane, %lxi$B : index
+      %upper$B = arith.cmpi ne, %lbit$B_a, %c0 : index)");
+        for (int64_t j = 0; j < e; ++j) {
+          w.set("J", j);
+          w.emit(R"(
+      %sb$B_$J = arith.bitcast %r$B_$J : f64 to i64
+      %slo$B_$J = arith.trunci %sb$B_$J : i64 to i32
+      %shi_a$B_$J = arith.shrui %sb$B_$J, %c32_i64 : i64
+      %shi$B_$J = arith.trunci %shi_a$B_$J : i64 to i32
+      %plo$B_$J, %pv1$B_$J = gpu.shuffle xor %slo$B_$J, %lx$B, %w64 : i32
+      %phi$B_$J, %pv2$B_$J = gpu.shuffle xor %shi$B_$J, %lx$B, %w64 : i32
+      %pl64$B_$J = arith.extui %plo$B_$J : i32 to i64
+      %ph64a$B_$J = arith.extui %phi$B_$J : i32 to i64
+      %ph64$B_$J = arith.shli %ph64a$B_$J, %c32_i64 : i64
+      %pb$B_$J = arith.ori %ph64$B_$J, %pl64$B_$J : i64
+      %pf$B_$J = arith.bitcast %pb$B_$J : i64 to f64
+      %sum$B_$J = arith.addf %r$B_$J, %pf$B_$J : f64
+      %dif$B_$J = arith.subf %pf$B_$J, %r$B_$J : f64
+      %r$B1_$J = arith.select %upper$B, %dif$B_$J, %sum$B_$J : f64)");
+        }
+      }
+    }
+    w.set("LAST", logD);
+    for (int64_t j = 0; j < e; ++j) {
+      w.set("J", j);
+      w.emit(R"(
+      %rn$J = arith.mulf %r$LAST_$J, %invsqrt : f64
+      %x$J = arith.truncf %rn$J : f64 to f32)");
+    }
+  } else {
+    for (int64_t j = 0; j < e; ++j) {
+      w.set("J", j);
+      w.emit("      %x$J = arith.addf %xf$J, %zf : f32");
+    }
+  }
+  // Group absmax: lane-local, then xor-shuffles inside the group's lanes.
+  w.emit(R"(
+      %am0 = math.absf %x0 : f32)");
+  for (int64_t j = 1; j < e; ++j) {
+    w.set("J", j);
+    w.set("JM", j - 1);
+    w.emit(R"(
+      %ab$J = math.absf %x$J : f32
+      %am$J = arith.maximumf %am$JM, %ab$J : f32)");
+  }
+  std::string cur = "%am" + std::to_string(e - 1);
+  for (int64_t off = 1; off < 32 / e; off *= 2) {
+    w.set("OFF", off);
+    w.set("CUR", cur.substr(1));
+    w.emit(R"(
+      %gofs$OFF = arith.constant $OFF : i32
+      %gsh$OFF, %gok$OFF = gpu.shuffle xor %$CUR, %gofs$OFF, %w64 : f32
+      %gm$OFF = arith.maximumf %$CUR, %gsh$OFF : f32)");
+    cur = "%gm" + std::to_string(off);
+  }
+  w.set("AMAX", cur);
+  w.emit(R"(
+      %cc = arith.constant $C : f32
+      %s = arith.mulf %cc, $AMAX : f32
+      %sbits = arith.bitcast %s : f32 to i32
+      %sexp_a = arith.shrui %sbits, %c23_i32 : i32
+      %sexp_b = arith.andi %sexp_a, %c255_i32 : i32
+      %sexp = arith.subi %sexp_b, %c127_i32 : i32
+      %smant = arith.andi %sbits, %cmant_i32 : i32
+      %sup = arith.cmpi uge, %smant, %csqrt2_i32 : i32
+      %supi = arith.extui %sup : i1 to i32
+      %se_a = arith.addi %sexp, %supi : i32
+      %se_b = arith.maxsi %se_a, %cm126_i32 : i32
+      %se = arith.minsi %se_b, %c127_i32 : i32
+      %amaxok_a = arith.cmpf ogt, $AMAX, %zf : f32
+      %amaxinf = arith.cmpf oeq, $AMAX, %pinf : f32
+      %amaxfin = arith.xori %amaxinf, %true : i1
+      %amaxok = arith.andi %amaxok_a, %amaxfin : i1
+      %sbyte_a = arith.addi %se, %c127_i32 : i32
+      %sbyte = arith.select %amaxok, %sbyte_a, %c0_i32 : i32
+      %nse = arith.subi %c0_i32, %se : i32)");
+  // Codes.
+  for (int64_t j = 0; j < e; ++j) {
+    w.set("J", j);
+    w.emit(R"(
+      %y$J = llvm.intr.ldexp(%x$J, %nse) : (f32, i32) -> f32
+      %ya$J = math.absf %y$J : f32
+      %yneg$J = arith.cmpf olt, %y$J, %zf : f32
+      %mag$J_0 = arith.constant 0 : i32)");
+    const char *mids[] = {"2.5E-1", "7.5E-1", "1.25", "1.75",
+                          "2.5",    "3.5",    "5.0"};
+    for (int k = 0; k < 7; ++k) {
+      w.set("K", k);
+      w.set("K1", k + 1);
+      w.set("MID", mids[k]);
+      w.emit(R"(
+      %mid$J_$K = arith.constant $MID : f32
+      %gt$J_$K = arith.cmpf ogt, %ya$J, %mid$J_$K : f32
+      %ge$J_$K = arith.cmpf oge, %ya$J, %mid$J_$K : f32
+      %up$J_$K = arith.select %yneg$J, %ge$J_$K, %gt$J_$K : i1
+      %upi$J_$K = arith.extui %up$J_$K : i1 to i32
+      %mag$J_$K1 = arith.addi %mag$J_$K, %upi$J_$K : i32)");
+    }
+    w.emit(R"(
+      %nz$J = arith.cmpi ne, %mag$J_7, %c0_i32 : i32
+      %sgn$J = arith.andi %yneg$J, %nz$J : i1
+      %sgnb$J = arith.select %sgn$J, %c8_i32, %c0_i32 : i32
+      %code$J_a = arith.ori %mag$J_7, %sgnb$J : i32
+      %code$J = arith.select %amaxok, %code$J_a, %c0_i32 : i32)");
+  }
+  // Pack two codes a byte (element 2i low nibble) and store.
+  w.emit(R"(
+      %cco = arith.constant $CODEOFF : index
+      %cso = arith.constant $SCALEOFF : index
+      %codebase = arith.addi %dst, %cco : index)");
+  if (e == 1) {
+    w.emit(R"(
+      %one_i32 = arith.constant 1 : i32
+      %pc, %pcok = gpu.shuffle xor %code0, %one_i32, %w64 : i32
+      %odd_a = arith.andi %lane, %c1 : index
+      %even = arith.cmpi eq, %odd_a, %c0 : index
+      scf.if %even {
+        %hi = arith.shli %pc, %c4_i32 : i32
+        %byte = arith.ori %code0, %hi : i32
+        %b8 = arith.trunci %byte : i32 to i8
+        %half = arith.divui %lane, %c2 : index
+        %ba = arith.addi %codebase, %half : index
+        memref.store %b8, %cache[%ba] : memref<$CNxi8>
+      })");
+  } else {
+    for (int64_t j = 0; j < e; j += 2) {
+      w.set("J", j);
+      w.set("J1", j + 1);
+      w.set("BI", j / 2);
+      w.set("BPL", e / 2);
+      w.emit(R"(
+      %hi$J = arith.shli %code$J1, %c4_i32 : i32
+      %byte$J = arith.ori %code$J, %hi$J : i32
+      %b8_$J = arith.trunci %byte$J : i32 to i8
+      %cbpl$J = arith.constant $BPL : index
+      %lb$J = arith.muli %lane, %cbpl$J : index
+      %cbi$J = arith.constant $BI : index
+      %lbi$J = arith.addi %lb$J, %cbi$J : index
+      %ba$J = arith.addi %codebase, %lbi$J : index
+      memref.store %b8_$J, %cache[%ba$J] : memref<$CNxi8>)");
+    }
+  }
+  // One lane per group writes the scale byte.
+  w.set("LPG", 32 / e);
+  w.emit(R"(
+      %clpg = arith.constant $LPG : index
+      %gl = arith.remui %lane, %clpg : index
+      %gfirst = arith.cmpi eq, %gl, %c0 : index
+      scf.if %gfirst {
+        %grp = arith.divui %lane, %clpg : index
+        %sa_a = arith.addi %dst, %cso : index
+        %sa = arith.addi %sa_a, %grp : index
+        %sb8 = arith.trunci %sbyte : i32 to i8
+        memref.store %sb8, %cache[%sa] : memref<$CNxi8>
+      })");
+}
+} // namespace
+
+std::string uq::kernels::cacheWriteKernel(const CacheWriteKernelParams &p) {
+  KernelWriter w;
+  const int64_t d = p.headDim;
+  w.set("NAME", p.name);
+  w.set("INN", p.numTokens * p.numKVHeads * d);
+  w.set("IT", p.inputType);
+  w.set("T", p.numTokens);
+  w.set("CN", p.numBlocks * p.blockSize * p.numKVHeads * p.slotBytes);
+  w.set("NSLOTS", p.numBlocks * p.blockSize);
+  w.set("HKV", p.numKVHeads);
+  w.set("D", d);
+  w.set("E", d / 64);
+  w.set("SB", p.slotBytes);
+  w.set("INVSQRT", f64Literal(1.0 / std::sqrt(static_cast<double>(d))));
+  w.emit(R"(
+  gpu.func @$NAME(%key: memref<$INNx$IT>, %value: memref<$INNx$IT>,
+                  %slots: memref<$Txi64>, %cache: memref<$CNxi8>)
+      kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+    %lane = gpu.thread_id x
+    %tok = gpu.block_id x
+    %kvh = gpu.block_id y
+    %which = gpu.block_id z
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %cE = arith.constant $E : index
+    %cD = arith.constant $D : index
+    %cHKV = arith.constant $HKV : index
+    %cSB = arith.constant $SB : index
+    %c0_i32 = arith.constant 0 : i32
+    %c4_i32 = arith.constant 4 : i32
+    %c8_i32 = arith.constant 8 : i32
+    %c23_i32 = arith.constant 23 : i32
+    %c127_i32 = arith.constant 127 : i32
+    %c255_i32 = arith.constant 255 : i32
+    %cm126_i32 = arith.constant -126 : i32
+    %cmant_i32 = arith.constant 8388607 : i32
+    %csqrt2_i32 = arith.constant 3474676 : i32
+    %c32_i64 = arith.constant 32 : i64
+    %w64 = arith.constant 64 : i32
+    %true = arith.constant true
+    %zf = arith.constant 0.0 : f32
+    %pinf = arith.constant 0x7F800000 : f32
+    %invsqrt = arith.constant $INVSQRT : f64
+    %slot64 = memref.load %slots[%tok] : memref<$Txi64>
+    %c0_i64 = arith.constant 0 : i64
+    %cns = arith.constant $NSLOTS : i64
+    %nonneg = arith.cmpi sge, %slot64, %c0_i64 : i64
+    %inside = arith.cmpi slt, %slot64, %cns : i64
+    %ok = arith.andi %nonneg, %inside : i1
+    scf.if %ok {
+      %slot = arith.index_cast %slot64 : i64 to index
+      %dst_a = arith.muli %slot, %cHKV : index
+      %dst_b = arith.addi %dst_a, %kvh : index
+      %dst = arith.muli %dst_b, %cSB : index
+      %rb_a = arith.muli %tok, %cHKV : index
+      %rb_b = arith.addi %rb_a, %kvh : index
+      %rowbase = arith.muli %rb_b, %cD : index
+      %elem0 = arith.muli %lane, %cE : index
+      %isk = arith.cmpi eq, %which, %c0 : index
+      scf.if %isk {)");
+  const int64_t vCode = d / 2 + d / 32;
+  emitRow(w, p, p.rotateK, p.kC, /*codeOff=*/0, /*scaleOff=*/d / 2, "key");
+  w.emit(R"(
+      } else {)");
+  emitRow(w, p, p.rotateV, p.vC, vCode, vCode + d / 2, "value");
+  w.emit(R"(
+      }
+    }
+    gpu.return
+  })");
+  return w.str();
+}

@@ -1,0 +1,611 @@
+//===- DecodeKernel.cpp - Decode attention partition kernel ---------------===//
+//
+// One wave (64 lanes) computes one split-K partition of one KV head of one
+// sequence. Lane l has r = l % 16 and g = l / 16.
+//
+// QK^T: v_mfma_scale_f32_16x16x128_f8f6f4 with A = the rotated FP8 query
+// (row r = query head r of the GQA group, unused rows zero) and B = 16 keys
+// as FP4 codes straight from the cache (column r = token r of the 16-token
+// half tile); the keys' UE8M0 bytes are the B scale operand. Layouts from
+// shared/docs/gfx950-notes.md:
+//   FP8 A: lane l holds row r, bytes 0..15 = K 16g..16g+15 and bytes
+//          16..31 = K 64+16g..64+16g+15.
+//   FP4 B: lane l holds column r, K 32g..32g+31 = 16 bytes of the slot.
+//   scale: byte 0 of lane (r + 16 j) = scale of column r, K-block j; for
+//          FP4 that is the lane's own group.
+//   out:   element i of lane l = D[4g+i][r].
+// P.V: v_mfma_f32_16x16x32_bf16; P and the V tile (converted to bf16 with
+// v_cvt_scalef32_pk_bf16_fp4) go through LDS, V transposed so that each lane
+// reads its 8 K-consecutive bf16 with one load. bf16 operand layout (IREE's
+// MFMA_F32_16x16x32_BF16 intrinsic layout): lane l holds A[r][8g..8g+7] and
+// B[8g..8g+7][r].
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Conversion/UQToGPU/Kernels.h"
+
+#include "KernelWriter.h"
+
+#include <cmath>
+
+using namespace uq::kernels;
+
+namespace {
+/// Tokens per loop iteration: two 16-column halves for the QK MFMAs, one
+/// K = 32 step of the PV MFMAs.
+constexpr int64_t kTile = 32;
+
+/// Emits `%<out>` = FP8 E4M3FN codes (vector<32xi8>) of the f32 vector
+/// `%<in>`: round to nearest even, |x| > 464 and Inf/NaN -> NaN (0x7F with
+/// the sign), as uq::ref::fp8e4m3Encode in its NaN-on-overflow mode.
+void emitFp8Encode(KernelWriter &w, const std::string &in,
+                   const std::string &out) {
+  w.set("IN", in.substr(1));
+  w.set("OUT", out.substr(1));
+  w.emit(R"(
+    %$OUT_bits = arith.bitcast %$IN : vector<32xf32> to vector<32xi32>
+    %$OUT_sign = arith.andi %$OUT_bits, %v_signbit : vector<32xi32>
+    %$OUT_sign8 = arith.shrui %$OUT_sign, %v_24 : vector<32xi32>
+    %$OUT_abs = math.absf %$IN : vector<32xf32>
+    %$OUT_nan = arith.cmpf uno, %$OUT_abs, %$OUT_abs : vector<32xf32>
+    %$OUT_ebits = arith.shrui %$OUT_bits, %v_23 : vector<32xi32>
+    %$OUT_eraw = arith.andi %$OUT_ebits, %v_255 : vector<32xi32>
+    %$OUT_e = arith.subi %$OUT_eraw, %v_127 : vector<32xi32>
+    %$OUT_sub = arith.cmpi slt, %$OUT_e, %v_m6 : vector<32xi32>
+    %$OUT_ssc = arith.mulf %$OUT_abs, %v_f512 : vector<32xf32>
+    %$OUT_sr = math.roundeven %$OUT_ssc : vector<32xf32>
+    %$OUT_sq = arith.fptosi %$OUT_sr : vector<32xf32> to vector<32xi32>
+    %$OUT_pe = arith.subi %v_127, %$OUT_e : vector<32xi32>
+    %$OUT_pec = arith.maxsi %$OUT_pe, %v_1 : vector<32xi32>
+    %$OUT_pb = arith.shli %$OUT_pec, %v_23 : vector<32xi32>
+    %$OUT_pow = arith.bitcast %$OUT_pb : vector<32xi32> to vector<32xf32>
+    %$OUT_m = arith.mulf %$OUT_abs, %$OUT_pow : vector<32xf32>
+    %$OUT_m1 = arith.subf %$OUT_m, %v_f1 : vector<32xf32>
+    %$OUT_m8 = arith.mulf %$OUT_m1, %v_f8 : vector<32xf32>
+    %$OUT_mr = math.roundeven %$OUT_m8 : vector<32xf32>
+    %$OUT_q = arith.fptosi %$OUT_mr : vector<32xf32> to vector<32xi32>
+    %$OUT_carry = arith.cmpi eq, %$OUT_q, %v_8 : vector<32xi32>
+    %$OUT_q2 = arith.select %$OUT_carry, %v_0, %$OUT_q : vector<32xi1>, vector<32xi32>
+    %$OUT_cy = arith.extui %$OUT_carry : vector<32xi1> to vector<32xi32>
+    %$OUT_eb = arith.addi %$OUT_e, %v_7 : vector<32xi32>
+    %$OUT_en = arith.addi %$OUT_eb, %$OUT_cy : vector<32xi32>
+    %$OUT_big = arith.cmpi sgt, %$OUT_en, %v_15 : vector<32xi32>
+    %$OUT_top = arith.cmpi eq, %$OUT_en, %v_15 : vector<32xi32>
+    %$OUT_q7 = arith.cmpi eq, %$OUT_q2, %v_7 : vector<32xi32>
+    %$OUT_topq = arith.andi %$OUT_top, %$OUT_q7 : vector<32xi1>
+    %$OUT_ovf = arith.ori %$OUT_big, %$OUT_topq : vector<32xi1>
+    %$OUT_ens = arith.shli %$OUT_en, %v_3 : vector<32xi32>
+    %$OUT_norm = arith.ori %$OUT_ens, %$OUT_q2 : vector<32xi32>
+    %$OUT_c1 = arith.select %$OUT_sub, %$OUT_sq, %$OUT_norm : vector<32xi1>, vector<32xi32>
+    %$OUT_bad = arith.ori %$OUT_ovf, %$OUT_nan : vector<32xi1>
+    %$OUT_c2 = arith.select %$OUT_bad, %v_127, %$OUT_c1 : vector<32xi1>, vector<32xi32>
+    %$OUT_c3 = arith.ori %$OUT_c2, %$OUT_sign8 : vector<32xi32>
+    %$OUT = arith.trunci %$OUT_c3 : vector<32xi32> to vector<32xi8>)");
+}
+} // namespace
+
+std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
+  KernelWriter w;
+  const int64_t d = p.headDim;
+  const int64_t group = p.numQHeads / p.numKVHeads;
+  const int64_t numChunks = (d + 127) / 128; // K = 128 per scaled MFMA
+  const int64_t numDimTiles = d / 16;        // N = 16 per PV MFMA
+  w.set("NAME", p.name);
+  w.set("QT", p.queryType);
+  w.set("QN", p.numSeqs * p.numQHeads * d);
+  w.set("CN", p.numBlocks * p.blockSize * p.numKVHeads * p.slotBytes);
+  w.set("BTN", p.numSeqs * p.maxBlocks);
+  w.set("S", p.numSeqs);
+  w.set("ON", p.numSeqs * p.numQHeads * p.numPartitions * d);
+  w.set("MN", p.numSeqs * p.numQHeads * p.numPartitions);
+  w.set("VTN", d * kTile);
+  w.set("D", d);
+  w.set("G", group);
+  w.set("HQ", p.numQHeads);
+  w.set("HKV", p.numKVHeads);
+  w.set("BS", p.blockSize);
+  w.set("SB", p.slotBytes);
+  w.set("MB", p.maxBlocks);
+  w.set("PS", p.partitionSize);
+  w.set("P", p.numPartitions);
+  w.set("CAP", p.maxBlocks * p.blockSize);
+  w.set("KSCALE", d / 2);
+  w.set("VCODE", d / 2 + d / 32);
+  w.set("VSCALE", d + d / 32);
+  w.set("SCALE2", f32Literal(static_cast<float>(p.softmaxScale / std::log(2.0))));
+  w.set("INVSQRT", f64Literal(1.0 / std::sqrt(static_cast<double>(d))));
+  w.set("LN2", f32Literal(static_cast<float>(std::log(2.0))));
+
+  w.emit(R"(
+  gpu.func @$NAME(%q: memref<$QNx$QT>, %cache: memref<$CNxi8>,
+                  %bt: memref<$BTNxi32>, %lens: memref<$Sxi32>,
+                  %out: memref<$ONxf32>, %mx: memref<$MNxf32>,
+                  %sm: memref<$MNxf32>)
+      workgroup(%plds: memref<512xbf16, #gpu.address_space<workgroup>>,
+                %vt: memref<$VTNxbf16, #gpu.address_space<workgroup>>)
+      kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
+    %lane = gpu.thread_id x
+    %part = gpu.block_id x
+    %kvh = gpu.block_id y
+    %seq = gpu.block_id z
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %cD = arith.constant $D : index
+    %cG = arith.constant $G : index
+    %cHQ = arith.constant $HQ : index
+    %cHKV = arith.constant $HKV : index
+    %cBS = arith.constant $BS : index
+    %cSB = arith.constant $SB : index
+    %cMB = arith.constant $MB : index
+    %cPS = arith.constant $PS : index
+    %cP = arith.constant $P : index
+    %cCAP = arith.constant $CAP : index
+    %i32_0 = arith.constant 0 : i32
+    %i32_127 = arith.constant 127 : i32
+    %f0 = arith.constant 0.0 : f32
+    %ninf = arith.constant 0xFF800000 : f32
+    %scale2 = arith.constant $SCALE2 : f32
+    %ln2 = arith.constant $LN2 : f32
+    %v4_0 = arith.constant dense<0.0> : vector<4xf32>
+    %v4_ninf = arith.constant dense<0xFF800000> : vector<4xf32>
+    %v4_scale2 = arith.constant dense<$SCALE2> : vector<4xf32>
+    %r = arith.remui %lane, %c16 : index
+    %g = arith.divui %lane, %c16 : index
+    %len32 = memref.load %lens[%seq] : memref<$Sxi32>
+    %len0 = arith.index_cast %len32 : i32 to index
+    // Tokens beyond the block table's capacity are not read.
+    %len = arith.minsi %len0, %cCAP : index
+    %start = arith.muli %part, %cPS : index
+    %pend = arith.addi %start, %cPS : index
+    %end = arith.minsi %pend, %len : index
+    %nonempty = arith.cmpi slt, %start, %end : index
+    %g4 = arith.muli %g, %c4 : index
+    %kvg = arith.muli %kvh, %cG : index
+    %seqhq = arith.muli %seq, %cHQ : index
+    %btrow = arith.muli %seq, %cMB : index
+    scf.if %nonempty {)");
+
+  // --- Query: rotate (f64, exact for bf16 inputs), round to FP8, place by
+  // the FP8 operand layout.
+  w.emit(R"(
+      %qvalid = arith.cmpi ult, %r, %cG : index
+      %qrow = arith.select %qvalid, %r, %c0 : index
+      %qh = arith.addi %kvg, %qrow : index
+      %qh1 = arith.addi %seqhq, %qh : index
+      %qbase = arith.muli %qh1, %cD : index
+      %g16 = arith.muli %g, %c16 : index
+      %g16i = arith.index_cast %g16 : index to i32
+      %vg16 = vector.broadcast %g16i : i32 to vector<32xi32>
+      %v_signbit = arith.constant dense<-2147483648> : vector<32xi32>
+      %v_24 = arith.constant dense<24> : vector<32xi32>
+      %v_23 = arith.constant dense<23> : vector<32xi32>
+      %v_255 = arith.constant dense<255> : vector<32xi32>
+      %v_127 = arith.constant dense<127> : vector<32xi32>
+      %v_m6 = arith.constant dense<-6> : vector<32xi32>
+      %v_15 = arith.constant dense<15> : vector<32xi32>
+      %v_8 = arith.constant dense<8> : vector<32xi32>
+      %v_7 = arith.constant dense<7> : vector<32xi32>
+      %v_3 = arith.constant dense<3> : vector<32xi32>
+      %v_1 = arith.constant dense<1> : vector<32xi32>
+      %v_0 = arith.constant dense<0> : vector<32xi32>
+      %v_f512 = arith.constant dense<512.0> : vector<32xf32>
+      %v_f1 = arith.constant dense<1.0> : vector<32xf32>
+      %v_f8 = arith.constant dense<8.0> : vector<32xf32>
+      %v_d0 = arith.constant dense<0.0> : vector<32xf64>
+      %v_f0 = arith.constant dense<0.0> : vector<32xf32>
+      %v_invsqrt = arith.constant dense<$INVSQRT> : vector<32xf64>
+      %v_dlim = arith.constant dense<$D> : vector<32xi32>
+      %scaleA = arith.constant dense<127> : vector<4xi8>
+      %scaleA8 = vector.bitcast %scaleA : vector<4xi8> to vector<4xf8E8M0FNU>)");
+  for (int64_t c = 0; c < numChunks; ++c) {
+    std::string kconst;
+    for (int64_t j = 0; j < 32; ++j) {
+      int64_t k = 128 * c + (j < 16 ? j : 48 + j);
+      kconst += (j ? ", " : "") + std::to_string(k);
+    }
+    w.set("C", c);
+    w.set("KCONST", kconst);
+    w.emit(R"(
+      %kc$C = arith.constant dense<[$KCONST]> : vector<32xi32>
+      %k$C = arith.addi %kc$C, %vg16 : vector<32xi32>
+      %qacc$C = scf.for %i = %c0 to %cD step %c1 iter_args(%acc = %v_d0) -> (vector<32xf64>) {
+        %qa = arith.addi %qbase, %i : index
+        %qe = memref.load %q[%qa] : memref<$QNx$QT>)");
+    if (p.queryType == "f32")
+      w.emit("        %qf = arith.extf %qe : f32 to f64");
+    else
+      w.emit("        %qf = arith.extf %qe : $QT to f64");
+    w.emit(R"(
+        %ii = arith.index_cast %i : index to i32
+        %vi = vector.broadcast %ii : i32 to vector<32xi32>
+        %and = arith.andi %k$C, %vi : vector<32xi32>
+        %pc = math.ctpop %and : vector<32xi32>
+        %odd = arith.trunci %pc : vector<32xi32> to vector<32xi1>
+        %qv = vector.broadcast %qf : f64 to vector<32xf64>
+        %qn = arith.negf %qv : vector<32xf64>
+        %term = arith.select %odd, %qn, %qv : vector<32xi1>, vector<32xf64>
+        %nacc = arith.addf %acc, %term : vector<32xf64>
+        scf.yield %nacc : vector<32xf64>
+      }
+      %qsc$C = arith.mulf %qacc$C, %v_invsqrt : vector<32xf64>
+      %qrot$C = arith.truncf %qsc$C : vector<32xf64> to vector<32xf32>
+      %kin$C = arith.cmpi slt, %k$C, %v_dlim : vector<32xi32>
+      %qvb$C = vector.broadcast %qvalid : i1 to vector<32xi1>
+      %use$C = arith.andi %kin$C, %qvb$C : vector<32xi1>
+      %qsel$C = arith.select %use$C, %qrot$C, %v_f0 : vector<32xi1>, vector<32xf32>)");
+    std::string in = "%qsel" + std::to_string(c);
+    std::string out = "%qcode" + std::to_string(c);
+    emitFp8Encode(w, in, out);
+    w.emit(R"(
+      %qa8_$C = vector.bitcast %qcode$C : vector<32xi8> to vector<32xf8E4M3FN>)");
+  }
+
+  // --- Key loop.
+  std::string oTypes, oInit, oArgs, oYield;
+  for (int64_t t = 0; t < numDimTiles; ++t) {
+    oTypes += ", vector<4xf32>";
+    oInit += ", %o" + std::to_string(t) + " = %v4_0";
+    oArgs += (t ? ", " : "") + std::string("%o") + std::to_string(t);
+  }
+  w.set("OTYPES", oTypes);
+  w.set("OINIT", oInit);
+  w.set("NRES", 2 + numDimTiles);
+  w.emit(R"(
+      %loop:$NRES = scf.for %t0 = %start to %end step %c32
+          iter_args(%m = %v4_ninf, %l = %v4_0$OINIT)
+          -> (vector<4xf32>, vector<4xf32>$OTYPES) {)");
+  for (int64_t n = 0; n < 2; ++n) {
+    w.set("N", n);
+    w.set("N16", 16 * n);
+    std::string ifTypes, zeroYield, kYield;
+    for (int64_t c = 0; c < numChunks; ++c) {
+      ifTypes += std::string(c ? ", " : "") + "vector<16xi8>, i32";
+      zeroYield += std::string(c ? ", " : "") + "%zk, %i32_127";
+    }
+    w.set("IFTYPES", ifTypes);
+    w.set("ZY", zeroYield);
+    w.set("NIF", 2 * numChunks);
+    w.emit(R"(
+        %tn$N_a = arith.addi %t0, %r : index
+        %cN$N = arith.constant $N16 : index
+        %tn$N = arith.addi %tn$N_a, %cN$N : index
+        %valid$N = arith.cmpi slt, %tn$N, %end : index
+        %kld$N:$NIF = scf.if %valid$N -> ($IFTYPES) {
+          %bi = arith.divui %tn$N, %cBS : index
+          %bo = arith.remui %tn$N, %cBS : index
+          %bta = arith.addi %btrow, %bi : index
+          %blk32 = memref.load %bt[%bta] : memref<$BTNxi32>
+          %blk = arith.index_cast %blk32 : i32 to index
+          %s0 = arith.muli %blk, %cBS : index
+          %s1 = arith.addi %s0, %bo : index
+          %s2 = arith.muli %s1, %cHKV : index
+          %s3 = arith.addi %s2, %kvh : index
+          %slot = arith.muli %s3, %cSB : index
+          %zkk = arith.constant dense<0> : vector<16xi8>)");
+    std::string yield;
+    for (int64_t c = 0; c < numChunks; ++c) {
+      w.set("C", c);
+      w.set("CB", 64 * c);
+      w.set("CS", d / 2 + 4 * c);
+      // With D < 128 the loaded values are filtered below.
+      w.set("RAW", d < 128 ? "_raw" : "");
+      w.emit(R"(
+          %cb$C = arith.constant $CB : index
+          %ko$C_a = arith.addi %slot, %cb$C : index
+          %ko$C = arith.addi %ko$C_a, %g16 : index
+          %kb$C$RAW = vector.load %cache[%ko$C] : memref<$CNxi8>, vector<16xi8>
+          %cs$C = arith.constant $CS : index
+          %kso$C_a = arith.addi %slot, %cs$C : index
+          %kso$C = arith.addi %kso$C_a, %g : index
+          %ks$C_b = memref.load %cache[%kso$C] : memref<$CNxi8>
+          %ks$C$RAW = arith.extui %ks$C_b : i8 to i32)");
+      if (d < 128) {
+        // Only lane groups g < D/32 hold real K-blocks; the others feed
+        // zero codes (and a neutral scale) to the K = 128 instruction.
+        w.set("NBLK", d / 32);
+        w.emit(R"(
+          %cnb$C = arith.constant $NBLK : index
+          %gin$C = arith.cmpi ult, %g, %cnb$C : index
+          %kb$C = arith.select %gin$C, %kb$C_raw, %zkk : vector<16xi8>
+          %ks$C = arith.select %gin$C, %ks$C_raw, %i32_127 : i32)");
+      }
+      yield += std::string(c ? ", " : "") + "%kb" + std::to_string(c) +
+               ", %ks" + std::to_string(c);
+    }
+    w.set("KY", yield);
+    w.emit(R"(
+          scf.yield $KY : $IFTYPES
+        } else {
+          %zk = arith.constant dense<0> : vector<16xi8>
+          scf.yield $ZY : $IFTYPES
+        })");
+    std::string acc = "%v4_0";
+    for (int64_t c = 0; c < numChunks; ++c) {
+      w.set("C", c);
+      w.set("KI", 2 * c);
+      w.set("SI", 2 * c + 1);
+      w.set("ACC", acc);
+      w.emit(R"(
+        %b$N_$C = vector.bitcast %kld$N#$KI : vector<16xi8> to vector<32xf4E2M1FN>
+        %sbv$N_$C = vector.broadcast %kld$N#$SI : i32 to vector<1xi32>
+        %sb4$N_$C = vector.bitcast %sbv$N_$C : vector<1xi32> to vector<4xi8>
+        %sb$N_$C = vector.bitcast %sb4$N_$C : vector<4xi8> to vector<4xf8E8M0FNU>
+        %s$N_$C = amdgpu.scaled_mfma 16x16x128 (%scaleA8[0] * %qa8_$C) * (%sb$N_$C[0] * %b$N_$C) + $ACC
+            : vector<4xf8E8M0FNU>, vector<32xf8E4M3FN>, vector<4xf8E8M0FNU>, vector<32xf4E2M1FN>, vector<4xf32>)");
+      acc = "%s" + std::to_string(n) + "_" + std::to_string(c);
+    }
+    w.set("ACC", acc);
+    w.emit(R"(
+        %xs$N = arith.mulf $ACC, %v4_scale2 : vector<4xf32>
+        %vb$N = vector.broadcast %valid$N : i1 to vector<4xi1>
+        %x$N = arith.select %vb$N, %xs$N, %v4_ninf : vector<4xi1>, vector<4xf32>)");
+  }
+
+  // --- Online softmax over the 32 tokens of the tile: row i of this lane is
+  // query head 4g+i; its 16 tokens live in the 16 lanes of lane group g.
+  w.emit(R"(
+        %mt0 = arith.maximumf %x0, %x1 : vector<4xf32>
+        %ps0 = arith.constant 0 : index)");
+  // Written out explicitly (shuffles per element, xor 1, 2, 4, 8).
+  auto emitReduce = [&](const std::string &in, const std::string &out,
+                        const std::string &op) {
+    std::string cur = in;
+    for (int off : {1, 2, 4, 8}) {
+      std::string next = out + "_" + std::to_string(off);
+      w.set("CUR", cur.substr(1));
+      w.set("NEXT", next.substr(1));
+      w.set("OFF", off);
+      w.set("ROP", op);
+      w.emit(R"(
+        %$NEXT_off = arith.constant $OFF : i32
+        %$NEXT_w = arith.constant 64 : i32)");
+      for (int e = 0; e < 4; ++e) {
+        w.set("E", e);
+        w.emit(R"(
+        %$NEXT_x$E = vector.extract %$CUR[$E] : f32 from vector<4xf32>
+        %$NEXT_y$E, %$NEXT_ok$E = gpu.shuffle xor %$NEXT_x$E, %$NEXT_off, %$NEXT_w : f32
+        %$NEXT_z$E = $ROP %$NEXT_x$E, %$NEXT_y$E : f32)");
+      }
+      w.emit(R"(
+        %$NEXT = vector.from_elements %$NEXT_z0, %$NEXT_z1, %$NEXT_z2, %$NEXT_z3 : vector<4xf32>)");
+      cur = next;
+    }
+    return cur;
+  };
+  std::string mt = emitReduce("%mt0", "%mtr", "arith.maximumf");
+  w.set("MT", mt);
+  w.emit(R"(
+        %mnew = arith.maximumf %m, $MT : vector<4xf32>
+        %mdiff = arith.subf %m, %mnew : vector<4xf32>
+        %d0 = arith.subf %x0, %mnew : vector<4xf32>
+        %d1 = arith.subf %x1, %mnew : vector<4xf32>)");
+  // exp2 through the hardware instruction (v_exp_f32), element by element.
+  for (const char *v : {"mdiff", "d0", "d1"}) {
+    w.set("V", v);
+    for (int e = 0; e < 4; ++e) {
+      w.set("E", e);
+      w.emit(R"(
+        %$V_x$E = vector.extract %$V[$E] : f32 from vector<4xf32>
+        %$V_e$E = rocdl.exp2 %$V_x$E f32 -> f32)");
+    }
+    w.emit(R"(
+        %$V_exp = vector.from_elements %$V_e0, %$V_e1, %$V_e2, %$V_e3 : vector<4xf32>)");
+  }
+  w.emit(R"(
+        %psum0 = arith.addf %d0_exp, %d1_exp : vector<4xf32>)");
+  std::string ps = emitReduce("%psum0", "%psr", "arith.addf");
+  w.set("PSUM", ps);
+  w.emit(R"(
+        %lsc = arith.mulf %l, %mdiff_exp : vector<4xf32>
+        %lnew = arith.addf %lsc, $PSUM : vector<4xf32>)");
+  // P -> LDS as bf16, [16 heads][32 tokens].
+  for (int n = 0; n < 2; ++n) {
+    for (int e = 0; e < 4; ++e) {
+      w.set("N", n);
+      w.set("E", e);
+      w.set("N16", 16 * n);
+      w.emit(R"(
+        %pv$N_$E = vector.extract %d$N_exp[$E] : f32 from vector<4xf32>
+        %pb$N_$E = arith.truncf %pv$N_$E : f32 to bf16
+        %ce$N_$E = arith.constant $E : index
+        %prow$N_$E = arith.addi %g4, %ce$N_$E : index
+        %pi$N_$E_a = arith.muli %prow$N_$E, %c32 : index
+        %cn$N_$E = arith.constant $N16 : index
+        %pi$N_$E_b = arith.addi %pi$N_$E_a, %cn$N_$E : index
+        %pi$N_$E = arith.addi %pi$N_$E_b, %r : index
+        memref.store %pb$N_$E, %plds[%pi$N_$E] : memref<512xbf16, #gpu.address_space<workgroup>>)");
+    }
+  }
+  // V tile -> LDS as bf16, transposed: vt[dim][token]. Lane l converts
+  // token l % 32, dims [(l / 32) * D/2, (l / 32 + 1) * D/2).
+  const int64_t halfD = d / 2;
+  const int64_t codeBytes = d / 4;  // per lane: D/2 dims, two per byte
+  const int64_t words = codeBytes / 4;
+  w.set("HALFD", halfD);
+  w.set("CODEB", codeBytes);
+  w.set("WORDS", words);
+  const int64_t groupsPerHalf = halfD / 32;
+  w.set("GPH", groupsPerHalf);
+  w.emit(R"(
+        %vtok = arith.remui %lane, %c32 : index
+        %vhalf = arith.divui %lane, %c32 : index
+        %vt_t = arith.addi %t0, %vtok : index
+        %vvalid = arith.cmpi slt, %vt_t, %end : index
+        %chalfd = arith.constant $HALFD : index
+        %vd0 = arith.muli %vhalf, %chalfd : index
+        scf.if %vvalid {
+          %bi = arith.divui %vt_t, %cBS : index
+          %bo = arith.remui %vt_t, %cBS : index
+          %bta = arith.addi %btrow, %bi : index
+          %blk32 = memref.load %bt[%bta] : memref<$BTNxi32>
+          %blk = arith.index_cast %blk32 : i32 to index
+          %s0 = arith.muli %blk, %cBS : index
+          %s1 = arith.addi %s0, %bo : index
+          %s2 = arith.muli %s1, %cHKV : index
+          %s3 = arith.addi %s2, %kvh : index
+          %slot = arith.muli %s3, %cSB : index
+          %cvcode = arith.constant $VCODE : index
+          %ccodeb = arith.constant $CODEB : index
+          %vco_a = arith.addi %slot, %cvcode : index
+          %vhb = arith.muli %vhalf, %ccodeb : index
+          %vco = arith.addi %vco_a, %vhb : index
+          %vbytes = vector.load %cache[%vco] : memref<$CNxi8>, vector<$CODEBxi8>
+          %vwords = vector.bitcast %vbytes : vector<$CODEBxi8> to vector<$WORDSxi32>
+          %cvscale = arith.constant $VSCALE : index
+          %vso_a = arith.addi %slot, %cvscale : index
+          %cgph = arith.constant $GPH : index
+          %vgb = arith.muli %vhalf, %cgph : index
+          %vso = arith.addi %vso_a, %vgb : index
+          %c23 = arith.constant 23 : i32)");
+  for (int64_t gi = 0; gi < groupsPerHalf; ++gi) {
+    w.set("GI", gi);
+    w.emit(R"(
+          %cgi$GI = arith.constant $GI : index
+          %vsa$GI = arith.addi %vso, %cgi$GI : index
+          %vsb$GI = memref.load %cache[%vsa$GI] : memref<$CNxi8>
+          %vsi$GI = arith.extui %vsb$GI : i8 to i32
+          %vss$GI = arith.shli %vsi$GI, %c23 : i32
+          %vsf$GI = arith.bitcast %vss$GI : i32 to f32)");
+  }
+  for (int64_t b = 0; b < codeBytes; ++b) {
+    w.set("B", b);
+    w.set("W", b / 4);
+    w.set("SEL", b % 4);
+    w.set("GI", (2 * b) / 32);
+    w.set("DLO", 2 * b);
+    w.set("DHI", 2 * b + 1);
+    w.emit(R"(
+          %vw$B = vector.extract %vwords[$W] : i32 from vector<$WORDSxi32>
+          %vp$B = rocdl.cvt.scalef32.pk.bf16.fp4 %vw$B[$SEL], %vsf$GI : vector<2xbf16>
+          %vlo$B = vector.extract %vp$B[0] : bf16 from vector<2xbf16>
+          %vhi$B = vector.extract %vp$B[1] : bf16 from vector<2xbf16>
+          %cdlo$B = arith.constant $DLO : index
+          %cdhi$B = arith.constant $DHI : index
+          %dlo$B = arith.addi %vd0, %cdlo$B : index
+          %dhi$B = arith.addi %vd0, %cdhi$B : index
+          %ilo$B_a = arith.muli %dlo$B, %c32 : index
+          %ilo$B = arith.addi %ilo$B_a, %vtok : index
+          %ihi$B_a = arith.muli %dhi$B, %c32 : index
+          %ihi$B = arith.addi %ihi$B_a, %vtok : index
+          memref.store %vlo$B, %vt[%ilo$B] : memref<$VTNxbf16, #gpu.address_space<workgroup>>
+          memref.store %vhi$B, %vt[%ihi$B] : memref<$VTNxbf16, #gpu.address_space<workgroup>>)");
+  }
+  w.emit(R"(
+        } else {
+          %bz = arith.constant 0.0 : bf16
+          %chd = arith.constant $HALFD : index
+          scf.for %dd = %c0 to %chd step %c1 {
+            %dz = arith.addi %vd0, %dd : index
+            %iz_a = arith.muli %dz, %c32 : index
+            %iz = arith.addi %iz_a, %vtok : index
+            memref.store %bz, %vt[%iz] : memref<$VTNxbf16, #gpu.address_space<workgroup>>
+          }
+        }
+        gpu.barrier
+        %g8 = arith.muli %g, %c8 : index
+        %par = arith.muli %r, %c32 : index
+        %pa = arith.addi %par, %g8 : index
+        %pA = vector.load %plds[%pa] : memref<512xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+        )");
+  std::string yield;
+  for (int64_t t = 0; t < numDimTiles; ++t) {
+    w.set("T", t);
+    w.set("T16", 16 * t);
+    w.emit(R"(
+        %ct$T = arith.constant $T16 : index
+        %vrow$T = arith.addi %ct$T, %r : index
+        %vba$T_a = arith.muli %vrow$T, %c32 : index
+        %vba$T = arith.addi %vba$T_a, %g8 : index
+        %vB$T = vector.load %vt[%vba$T] : memref<$VTNxbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+        %os$T = arith.mulf %o$T, %mdiff_exp : vector<4xf32>
+        %on$T = amdgpu.mfma 16x16x32 %pA * %vB$T + %os$T blgp = none : vector<8xbf16>, vector<8xbf16>, vector<4xf32>)");
+    yield += ", %on" + std::to_string(t);
+  }
+  w.set("OY", yield);
+  w.emit(R"(
+        gpu.barrier
+        scf.yield %mnew, %lnew$OY : vector<4xf32>, vector<4xf32>$OTYPES
+      })");
+
+  // --- Write the partition's normalised output, max (natural-log units)
+  // and sum for the valid rows of the group.
+  for (int e = 0; e < 4; ++e) {
+    w.set("E", e);
+    w.emit(R"(
+      %fe$E = arith.constant $E : index
+      %frow$E = arith.addi %g4, %fe$E : index
+      %fvalid$E = arith.cmpi ult, %frow$E, %cG : index
+      scf.if %fvalid$E {
+        %fh = arith.addi %kvg, %frow$E : index
+        %fsh = arith.addi %seqhq, %fh : index
+        %fsp = arith.muli %fsh, %cP : index
+        %fbase = arith.addi %fsp, %part : index
+        %fl = vector.extract %loop#1[$E] : f32 from vector<4xf32>
+        %fm = vector.extract %loop#0[$E] : f32 from vector<4xf32>
+        %one = arith.constant 1.0 : f32
+        %inv = arith.divf %one, %fl : f32
+        %fob = arith.muli %fbase, %cD : index)");
+    for (int64_t t = 0; t < numDimTiles; ++t) {
+      w.set("T", t);
+      w.set("T16", 16 * t);
+      w.set("LI", 2 + t);
+      w.emit(R"(
+        %fo$T = vector.extract %loop#$LI[$E] : f32 from vector<4xf32>
+        %fon$T = arith.mulf %fo$T, %inv : f32
+        %fc$T = arith.constant $T16 : index
+        %fa$T_a = arith.addi %fob, %fc$T : index
+        %fa$T = arith.addi %fa$T_a, %r : index
+        memref.store %fon$T, %out[%fa$T] : memref<$ONxf32>)");
+    }
+    w.emit(R"(
+        %r0 = arith.cmpi eq, %r, %c0 : index
+        scf.if %r0 {
+          %fmn = arith.mulf %fm, %ln2 : f32
+          memref.store %fmn, %mx[%fbase] : memref<$MNxf32>
+          memref.store %fl, %sm[%fbase] : memref<$MNxf32>
+        }
+      })");
+  }
+  // --- Empty partition: zeros, max = -inf, sum = 0.
+  w.emit(R"(
+    } else {)");
+  for (int e = 0; e < 4; ++e) {
+    w.set("E", e);
+    w.emit(R"(
+      %ee$E = arith.constant $E : index
+      %erow$E = arith.addi %g4, %ee$E : index
+      %evalid$E = arith.cmpi ult, %erow$E, %cG : index
+      scf.if %evalid$E {
+        %eh = arith.addi %kvg, %erow$E : index
+        %esh = arith.addi %seqhq, %eh : index
+        %esp = arith.muli %esh, %cP : index
+        %ebase = arith.addi %esp, %part : index
+        %eob = arith.muli %ebase, %cD : index)");
+    for (int64_t t = 0; t < numDimTiles; ++t) {
+      w.set("T", t);
+      w.set("T16", 16 * t);
+      w.emit(R"(
+        %ec$T = arith.constant $T16 : index
+        %ea$T_a = arith.addi %eob, %ec$T : index
+        %ea$T = arith.addi %ea$T_a, %r : index
+        memref.store %f0, %out[%ea$T] : memref<$ONxf32>)");
+    }
+    w.emit(R"(
+        %r0 = arith.cmpi eq, %r, %c0 : index
+        scf.if %r0 {
+          memref.store %ninf, %mx[%ebase] : memref<$MNxf32>
+          memref.store %f0, %sm[%ebase] : memref<$MNxf32>
+        }
+      })");
+  }
+  w.emit(R"(
+    }
+    gpu.return
+  })");
+  return w.str();
+}

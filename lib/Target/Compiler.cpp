@@ -1,0 +1,540 @@
+//===- Compiler.cpp - uq IR to gfx950 code objects ------------------------===//
+//
+// Stages (each printable with --emit):
+//   linalg  convert-uq-to-linalg (the CPU meaning; not on the GPU path)
+//   kernel  convert-uq-to-gpu: gpu.func kernels with amdgpu/rocdl ops
+//   rocdl   the kernels lowered to the llvm/rocdl dialects
+//   llvmir  the device module translated to LLVM IR and optimised (O3)
+//   isa     gfx950 assembly from LLVM's AMDGPU backend
+//   hsaco   the object linked by ld.lld into a code object, checked (no
+//           undefined symbols, no scratch) and described as JSON
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Target/Compiler.h"
+
+#include "uq/InitAll.h"
+#include "uq/Pipelines/GPUPipeline.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <mutex>
+
+using namespace mlir;
+
+#ifndef UQ_LLVM_TOOLS_DIR
+#define UQ_LLVM_TOOLS_DIR ""
+#endif
+
+std::optional<uq::EmitStage> uq::parseEmitStage(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<EmitStage>>(name)
+      .Case("linalg", EmitStage::Linalg)
+      .Case("kernel", EmitStage::Kernel)
+      .Case("rocdl", EmitStage::ROCDL)
+      .Case("llvmir", EmitStage::LLVMIR)
+      .Case("isa", EmitStage::ISA)
+      .Case("hsaco", EmitStage::HSACO)
+      .Default(std::nullopt);
+}
+
+namespace {
+
+/// Collects diagnostics as text while a context is in use.
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext &ctx)
+      : handler(&ctx, [this](Diagnostic &diag) {
+          llvm::raw_string_ostream os(text);
+          os << diag.getLocation() << ": ";
+          switch (diag.getSeverity()) {
+          case DiagnosticSeverity::Error:
+            os << "error: ";
+            break;
+          case DiagnosticSeverity::Warning:
+            os << "warning: ";
+            break;
+          case DiagnosticSeverity::Note:
+            os << "note: ";
+            break;
+          case DiagnosticSeverity::Remark:
+            os << "remark: ";
+            break;
+          }
+          os << diag << "\n";
+          for (Diagnostic &note : diag.getNotes())
+            os << note.getLocation() << ": note: " << note << "\n";
+          return success();
+        }) {}
+
+  llvm::Error error(llvm::StringRef what) const {
+    std::string msg = text.empty() ? what.str() : text;
+    while (!msg.empty() && msg.back() == '\n')
+      msg.pop_back();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+  }
+
+private:
+  std::string text;
+  ScopedDiagnosticHandler handler;
+};
+
+llvm::Error makeError(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+void initTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+    LLVMInitializeAMDGPUAsmParser();
+  });
+}
+
+std::string printOp(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  op->print(os);
+  return s;
+}
+
+/// Creates the gfx950 target machine.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(llvm::StringRef chip) {
+  initTargets();
+  llvm::Triple triple("amdgcn-amd-amdhsa");
+  std::string err;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, err);
+  if (!target)
+    return makeError("no AMDGPU target in this LLVM: " + err);
+  llvm::TargetOptions opts;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, chip, "", opts, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+  if (!tm)
+    return makeError("cannot create a target machine for " + chip);
+  return tm;
+}
+
+/// Runs LLVM's O3 module pipeline.
+void optimize(llvm::Module &module, llvm::TargetMachine &tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm =
+      pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(module, mam);
+}
+
+llvm::Expected<std::string> emitCode(llvm::Module &module,
+                                     llvm::TargetMachine &tm,
+                                     llvm::CodeGenFileType type) {
+  llvm::SmallString<0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    return makeError("the AMDGPU backend cannot emit this file type");
+  pm.run(module);
+  return std::string(buf.str());
+}
+
+/// Links a relocatable object into a code object with ld.lld.
+llvm::Expected<std::string> linkCodeObject(llvm::StringRef object) {
+  llvm::SmallVector<llvm::StringRef, 2> paths;
+  if (llvm::StringRef(UQ_LLVM_TOOLS_DIR).size())
+    paths.push_back(UQ_LLVM_TOOLS_DIR);
+  auto lld = llvm::sys::findProgramByName("ld.lld", paths);
+  if (!lld)
+    lld = llvm::sys::findProgramByName("ld.lld");
+  if (!lld)
+    return makeError("ld.lld not found (install lld-22; searched " +
+                     llvm::Twine(UQ_LLVM_TOOLS_DIR) + " and PATH)");
+  llvm::SmallString<128> objPath, outPath, errPath;
+  int fd;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("uq", "o", fd, objPath))
+    return makeError("cannot create a temporary file: " + ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << object;
+  }
+  if (auto ec = llvm::sys::fs::createTemporaryFile("uq", "hsaco", outPath))
+    return makeError("cannot create a temporary file: " + ec.message());
+  if (auto ec = llvm::sys::fs::createTemporaryFile("uq", "err", errPath))
+    return makeError("cannot create a temporary file: " + ec.message());
+  auto cleanup = llvm::make_scope_exit([&] {
+    llvm::sys::fs::remove(objPath);
+    llvm::sys::fs::remove(outPath);
+    llvm::sys::fs::remove(errPath);
+  });
+  llvm::StringRef args[] = {*lld, "-flavor", "gnu", "-shared", objPath, "-o",
+                            outPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, errPath,
+                                                errPath};
+  std::string msg;
+  int rc = llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, redirects, 0, 0,
+                                     &msg);
+  if (rc != 0) {
+    auto err = llvm::MemoryBuffer::getFile(errPath);
+    return makeError("ld.lld failed: " +
+                     (err ? (*err)->getBuffer().str() : msg));
+  }
+  auto out = llvm::MemoryBuffer::getFile(outPath);
+  if (!out)
+    return makeError("cannot read the linked code object");
+  return (*out)->getBuffer().str();
+}
+
+/// The AMDHSA metadata of one kernel, read from the code object's note.
+struct KernelMetadata {
+  llvm::json::Object fields;
+  llvm::json::Array args;
+};
+
+/// Reads the `amdhsa.kernels` metadata note of a code object.
+llvm::Expected<llvm::StringMap<KernelMetadata>>
+readMetadata(llvm::StringRef codeObject) {
+  auto bufferOr = llvm::object::ObjectFile::createELFObjectFile(
+      llvm::MemoryBufferRef(codeObject, "hsaco"));
+  if (!bufferOr)
+    return bufferOr.takeError();
+  auto *elf =
+      llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(bufferOr->get());
+  if (!elf)
+    return makeError("the code object is not a 64-bit little-endian ELF");
+  // No undefined symbols may remain (a misspelled intrinsic becomes one).
+  std::string undefined;
+  for (const llvm::object::ELFSymbolRef &sym : elf->symbols()) {
+    auto flags = sym.getFlags();
+    if (!flags)
+      return flags.takeError();
+    if (*flags & llvm::object::SymbolRef::SF_Undefined) {
+      auto name = sym.getName();
+      if (name && !name->empty())
+        undefined += " " + name->str();
+    }
+  }
+  if (!undefined.empty())
+    return makeError("the code object has undefined symbols:" + undefined);
+
+  llvm::StringMap<KernelMetadata> result;
+  const auto &file = elf->getELFFile();
+  auto phdrs = file.program_headers();
+  if (!phdrs)
+    return phdrs.takeError();
+  for (const auto &phdr : *phdrs) {
+    if (phdr.p_type != llvm::ELF::PT_NOTE)
+      continue;
+    llvm::Error err = llvm::Error::success();
+    for (const auto &note : file.notes(phdr, err)) {
+      if (note.getName() != "AMDGPU" ||
+          note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
+        continue;
+      llvm::msgpack::Document doc;
+      llvm::ArrayRef<uint8_t> desc = note.getDesc(phdr.p_align);
+      if (!doc.readFromBlob(
+              llvm::StringRef(reinterpret_cast<const char *>(desc.data()),
+                              desc.size()),
+              false))
+        return makeError("cannot read the AMDGPU metadata note");
+      auto &root = doc.getRoot().getMap(true);
+      auto &kernels = root["amdhsa.kernels"].getArray(true);
+      for (auto &k : kernels) {
+        auto &km = k.getMap(true);
+        KernelMetadata md;
+        std::string name = km[".name"].getString().str();
+        auto num = [&](const char *key) -> int64_t {
+          auto it = km.find(doc.getNode(key));
+          if (it == km.end())
+            return -1;
+          return it->second.getKind() == llvm::msgpack::Type::Int
+                     ? it->second.getInt()
+                     : static_cast<int64_t>(it->second.getUInt());
+        };
+        for (const char *key :
+             {".kernarg_segment_size", ".kernarg_segment_align",
+              ".group_segment_fixed_size", ".private_segment_fixed_size",
+              ".vgpr_count", ".agpr_count", ".sgpr_count",
+              ".vgpr_spill_count", ".sgpr_spill_count",
+              ".max_flat_workgroup_size", ".wavefront_size"})
+          md.fields[llvm::StringRef(key).drop_front()] = num(key);
+        if (auto it = km.find(doc.getNode(".args")); it != km.end()) {
+          for (auto &a : it->second.getArray()) {
+            auto &am = a.getMap();
+            llvm::json::Object arg;
+            arg["offset"] = am[".offset"].getUInt();
+            arg["size"] = am[".size"].getUInt();
+            arg["value_kind"] = am[".value_kind"].getString().str();
+            if (auto an = am.find(doc.getNode(".address_space"));
+                an != am.end())
+              arg["address_space"] = an->second.getString().str();
+            md.args.push_back(std::move(arg));
+          }
+        }
+        result[name] = std::move(md);
+      }
+    }
+    if (err)
+      return std::move(err);
+  }
+  return result;
+}
+
+/// Waves per SIMD that the register use allows (gfx950: 512 unified
+/// VGPR+AGPR per lane, allocated in blocks of 8, at most 8 waves).
+int64_t wavesPerSimd(int64_t vgprs, int64_t agprs) {
+  int64_t total = ((vgprs + 7) / 8) * 8 + ((agprs + 7) / 8) * 8;
+  if (total <= 0)
+    return 8;
+  return std::min<int64_t>(8, 512 / total);
+}
+
+/// Combines the compiler's launch description with the code object's
+/// metadata into the kernel JSON (see docs/uq-compile.md).
+llvm::Expected<std::string> describeKernels(ModuleOp module,
+                                            llvm::StringRef codeObject,
+                                            llvm::StringRef chip) {
+  auto metadata = readMetadata(codeObject);
+  if (!metadata)
+    return metadata.takeError();
+  auto kernels = module->getAttrOfType<ArrayAttr>("uq.kernels");
+  llvm::json::Array out;
+  for (Attribute a : kernels) {
+    auto desc = cast<DictionaryAttr>(a);
+    std::string name = cast<StringAttr>(desc.get("name")).str();
+    auto mdIt = metadata->find(name);
+    if (mdIt == metadata->end())
+      return makeError("kernel " + name + " is missing from the code object");
+    KernelMetadata &md = mdIt->second;
+    if (md.fields["private_segment_fixed_size"].getAsInteger().value_or(0) !=
+        0)
+      return makeError("kernel " + name +
+                       " uses scratch memory (private segment size " +
+                       std::to_string(*md.fields["private_segment_fixed_size"]
+                                           .getAsInteger()) +
+                       "); uq kernels must not");
+    llvm::json::Object k;
+    k["name"] = name;
+    k["op"] = cast<StringAttr>(desc.get("op")).str();
+    auto vec = [](Attribute attr) {
+      llvm::json::Array arr;
+      for (int64_t v : cast<DenseI64ArrayAttr>(attr).asArrayRef())
+        arr.push_back(v);
+      return arr;
+    };
+    k["grid"] = vec(desc.get("grid"));
+    k["grid_rule"] = cast<StringAttr>(desc.get("grid_rule")).str();
+    k["block"] = vec(desc.get("block"));
+    llvm::json::Array args;
+    auto argDescs = cast<ArrayAttr>(desc.get("args"));
+    for (auto [i, attr] : llvm::enumerate(argDescs)) {
+      auto ad = cast<DictionaryAttr>(attr);
+      llvm::json::Object arg;
+      arg["index"] = static_cast<int64_t>(i);
+      arg["name"] = cast<StringAttr>(ad.get("name")).str();
+      arg["kind"] = cast<StringAttr>(ad.get("kind")).str();
+      arg["dtype"] = cast<StringAttr>(ad.get("dtype")).str();
+      arg["shape"] = vec(ad.get("shape"));
+      arg["access"] = cast<StringAttr>(ad.get("access")).str();
+      arg["meaning"] = cast<StringAttr>(ad.get("meaning")).str();
+      if (i < md.args.size()) {
+        const llvm::json::Object *m = md.args[i].getAsObject();
+        arg["offset"] = *m->get("offset");
+        arg["size"] = *m->get("size");
+        arg["value_kind"] = *m->get("value_kind");
+      }
+      args.push_back(std::move(arg));
+    }
+    // Hidden arguments the runtime fills follow the explicit ones.
+    llvm::json::Array hidden;
+    for (size_t i = argDescs.size(); i < md.args.size(); ++i)
+      hidden.push_back(md.args[i]);
+    k["args"] = std::move(args);
+    k["hidden_args"] = std::move(hidden);
+    int64_t vgpr = md.fields["vgpr_count"].getAsInteger().value_or(0);
+    int64_t agpr = md.fields["agpr_count"].getAsInteger().value_or(0);
+    int64_t lds = md.fields["group_segment_fixed_size"].getAsInteger().value_or(0);
+    for (auto &field : md.fields)
+      k[field.first] = field.second;
+    int64_t waves = wavesPerSimd(vgpr, agpr);
+    // 160 KiB of LDS per CU, 4 SIMDs per CU, one wave per workgroup.
+    int64_t ldsWavesPerCU = lds > 0 ? (160 * 1024) / lds : 32;
+    llvm::json::Object occ;
+    occ["waves_per_simd_by_registers"] = waves;
+    occ["workgroups_per_cu_by_lds"] = ldsWavesPerCU;
+    occ["waves_per_cu"] = std::min<int64_t>(4 * waves, ldsWavesPerCU);
+    k["occupancy"] = std::move(occ);
+    out.push_back(std::move(k));
+  }
+  llvm::json::Object root;
+  root["chip"] = chip.str();
+  root["code_object"] = "amdgcn-amd-amdhsa--" + chip.str();
+  root["abi"] = "docs/uq-compile.md: one pointer (8 bytes) per buffer "
+                "argument at its offset in the kernarg segment; block = "
+                "workgroup size in lanes; grid = workgroups per dimension";
+  root["kernels"] = std::move(out);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+  return text;
+}
+
+} // namespace
+
+llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
+                                            llvm::StringRef pipeline) {
+  DialectRegistry registry;
+  uq::registerAllDialects(registry);
+  uq::registerAllPasses();
+  MLIRContext ctx(registry);
+  DiagnosticCollector diags(ctx);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&ctx), "input");
+  if (!module)
+    return diags.error("cannot parse the input");
+  PassManager pm(&ctx);
+  std::string err;
+  llvm::raw_string_ostream errOs(err);
+  if (failed(parsePassPipeline(pipeline, pm, errOs)))
+    return makeError("bad pass pipeline '" + pipeline + "': " + err);
+  if (failed(pm.run(*module)))
+    return diags.error("the pipeline failed");
+  return printOp(module->getOperation());
+}
+
+llvm::Expected<uq::CompileResult>
+uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
+                  const CompileOptions &options) {
+  if (options.chip != "gfx950")
+    return makeError("chip '" + options.chip +
+                     "' is not supported: uq's kernels need gfx950's scaled "
+                     "MFMA (v_mfma_scale_f32_16x16x128_f8f6f4)");
+  DialectRegistry registry;
+  uq::registerAllDialects(registry);
+  uq::registerAllPasses();
+  MLIRContext ctx(registry);
+  DiagnosticCollector diags(ctx);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(source, ParserConfig(&ctx), bufferName);
+  if (!module)
+    return diags.error("cannot parse the input");
+
+  CompileResult result;
+  if (options.emit == EmitStage::Linalg) {
+    PassManager pm(&ctx);
+    std::string err;
+    llvm::raw_string_ostream errOs(err);
+    if (failed(parsePassPipeline("builtin.module(convert-uq-to-linalg)", pm,
+                                 errOs)))
+      return makeError("convert-uq-to-linalg is not available: " + err);
+    if (failed(pm.run(*module)))
+      return diags.error("convert-uq-to-linalg failed");
+    result.output = printOp(module->getOperation());
+    return result;
+  }
+
+  GPUPipelineOptions gpuOptions;
+  gpuOptions.chip = options.chip;
+  gpuOptions.partitionSize = options.partitionSize;
+  {
+    PassManager pm(&ctx);
+    buildKernelPipeline(pm, gpuOptions);
+    if (failed(pm.run(*module)))
+      return diags.error("kernel generation failed");
+  }
+  if (!(*module)->getAttr("uq.kernels"))
+    return makeError("the input has no uq op with a gfx950 kernel "
+                     "(uq.cache_write, uq.decode_attention, "
+                     "uq.decode_attention_partial, uq.merge_partitions)");
+  if (options.emit == EmitStage::Kernel) {
+    result.output = printOp(module->getOperation());
+    return result;
+  }
+  {
+    PassManager pm(&ctx);
+    buildROCDLPipeline(pm, gpuOptions);
+    if (failed(pm.run(*module)))
+      return diags.error("lowering to ROCDL failed");
+  }
+  gpu::GPUModuleOp gpuModule;
+  module->walk([&](gpu::GPUModuleOp m) { gpuModule = m; });
+  if (options.emit == EmitStage::ROCDL) {
+    result.output = printOp(gpuModule);
+    return result;
+  }
+
+  llvm::LLVMContext llvmCtx;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(gpuModule, llvmCtx, "uq_kernels");
+  if (!llvmModule)
+    return diags.error("translation to LLVM IR failed");
+  auto tm = createTargetMachine(options.chip);
+  if (!tm)
+    return tm.takeError();
+  llvmModule->setTargetTriple((*tm)->getTargetTriple());
+  llvmModule->setDataLayout((*tm)->createDataLayout());
+  // Code object v5: what current ROCm runtimes load everywhere.
+  llvmModule->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version",
+                            500);
+  optimize(*llvmModule, **tm);
+  if (options.emit == EmitStage::LLVMIR) {
+    llvm::raw_string_ostream os(result.output);
+    llvmModule->print(os, nullptr);
+    return result;
+  }
+  if (options.emit == EmitStage::ISA) {
+    auto isa = emitCode(*llvmModule, **tm, llvm::CodeGenFileType::AssemblyFile);
+    if (!isa)
+      return isa.takeError();
+    result.output = std::move(*isa);
+    return result;
+  }
+  auto object = emitCode(*llvmModule, **tm, llvm::CodeGenFileType::ObjectFile);
+  if (!object)
+    return object.takeError();
+  auto hsaco = linkCodeObject(*object);
+  if (!hsaco)
+    return hsaco.takeError();
+  auto json = describeKernels(*module, *hsaco, options.chip);
+  if (!json)
+    return json.takeError();
+  result.output = std::move(*hsaco);
+  result.kernelsJson = std::move(*json);
+  return result;
+}

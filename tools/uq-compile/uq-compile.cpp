@@ -1,0 +1,85 @@
+//===- uq-compile.cpp - uq IR to gfx950 code objects ----------------------===//
+//
+// uq-compile INPUT.mlir -o OUT.hsaco [--chip gfx950] [--emit=STAGE]
+//                       [--partition-size N] [--kernels-json FILE]
+// Writes its output only on success; diagnostics go to stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Target/Compiler.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::init("-"));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"));
+static cl::opt<std::string> chip("chip", cl::desc("Target chip"),
+                                 cl::init("gfx950"));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("Stage to emit: linalg, kernel, rocdl, llvmir, isa or hsaco"),
+         cl::init("hsaco"));
+static cl::opt<int64_t>
+    partitionSize("partition-size",
+                  cl::desc("Tokens per split-K partition of decode attention "
+                           "(a multiple of 32)"),
+                  cl::init(256));
+static cl::opt<std::string> kernelsJson(
+    "kernels-json",
+    cl::desc("Where to write the kernel description (default: OUT.json "
+             "next to the code object)"),
+    cl::value_desc("file"), cl::init(""));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "uq gfx950 compiler\n");
+  auto error = [](const llvm::Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "uq-compile") << msg << "\n";
+    return 1;
+  };
+  auto stage = uq::parseEmitStage(emit);
+  if (!stage)
+    return error("unknown --emit stage '" + emit +
+                 "' (expected linalg, kernel, rocdl, llvmir, isa or hsaco)");
+  auto input = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (!input)
+    return error("cannot read '" + inputFile +
+                 "': " + input.getError().message());
+  uq::CompileOptions options;
+  options.chip = chip;
+  options.emit = *stage;
+  options.partitionSize = partitionSize;
+  auto result = uq::compileSource((*input)->getBuffer(),
+                                  inputFile == "-" ? std::string("<stdin>") : std::string(inputFile),
+                                  options);
+  if (!result) {
+    llvm::errs() << llvm::toString(result.takeError()) << "\n";
+    return 1;
+  }
+  if (*stage == uq::EmitStage::HSACO && outputFile == "-")
+    return error("a code object needs an output file (-o OUT.hsaco)");
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return error("cannot write '" + outputFile + "': " + ec.message());
+  out.os() << result->output;
+  if (*stage == uq::EmitStage::HSACO) {
+    std::string jsonPath =
+        kernelsJson.empty() ? outputFile + ".json" : std::string(kernelsJson);
+    llvm::ToolOutputFile json(jsonPath, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return error("cannot write '" + jsonPath + "': " + ec.message());
+    json.os() << result->kernelsJson;
+    json.keep();
+  }
+  out.keep();
+  return 0;
+}
