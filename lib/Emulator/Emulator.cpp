@@ -320,7 +320,7 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
               Inst *I = impl->fetch(co, W.pc);
               if (!I)
                 return err(formatv("wave {0} of workgroup ({1},{2},{3}) "
-                                   "jumped outside the code image: pc 0x{4:x}",
+                                   "jumped outside the code image: pc {4:x}",
                                    W.id, gx, gy, gz, W.pc - kCodeBase));
               ++I->count;
               ++clsCount[(unsigned)I->cls];

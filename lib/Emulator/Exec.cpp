@@ -27,7 +27,7 @@ using llvm::StringRef;
 //===----------------------------------------------------------------------===//
 
 static std::string where(const Exec &X, const Inst &I) {
-  return llvm::formatv("at 0x{0:x} ({1})", I.pc - X.codeBase, I.text).str();
+  return llvm::formatv("at {0:x} ({1})", I.pc - X.codeBase, I.text).str();
 }
 
 void Exec::fail(const Inst &I, const std::string &msg) {
@@ -42,7 +42,7 @@ void Exec::failLane(const Inst &I, unsigned lane, uint64_t addr,
   if (failed)
     return;
   failed = true;
-  error = llvm::formatv("out-of-bounds {0} of {1} bytes at address 0x{2:x} "
+  error = llvm::formatv("out-of-bounds {0} of {1} bytes at address {2:x} "
                         "(lane {3}) {4}",
                         what, bytes, addr, lane, where(*this, I))
               .str();
