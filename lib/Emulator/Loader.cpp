@@ -73,6 +73,9 @@ CodeObject::load(ArrayRef<uint8_t> bytes) {
   if (data.size() >= 24 && data.starts_with("__CLANG_OFFLOAD_BUNDLE__"))
     return err("this is a clang offload bundle, not a code object; compile "
                "with --cuda-device-only --no-gpu-bundle-output");
+  if (data.size() < 64 || !data.starts_with("\x7f" "ELF") || data[4] != 2 ||
+      data[5] != 1)
+    return err("not an ELF64 code object (bad ELF magic/class)");
   auto fileOr = object::ELF64LEFile::create(data);
   if (!fileOr)
     return err("not an ELF64 code object: " + toString(fileOr.takeError()));
