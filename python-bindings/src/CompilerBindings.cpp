@@ -176,14 +176,22 @@ std::array<uint32_t, 3> dims(const std::vector<uint32_t> &v,
   return d;
 }
 
+/// "argument 2" or "argument 2 'name'" (code objects built without debug
+/// information have no argument names).
+std::string argLabel(size_t index, const emu::ArgInfo &info) {
+  std::string label = "argument " + std::to_string(index);
+  if (!info.name.empty())
+    label += " '" + info.name + "'";
+  return label;
+}
+
 /// A by-value argument from a Python or numpy scalar, sized by the kernel's
 /// metadata: Python ints become int32/int64 and floats float32/float64
 /// according to the argument's size; numpy scalars must match it exactly.
 emu::KernelArg scalarArg(const py::handle &obj, const emu::ArgInfo &info,
                          size_t index) {
-  std::string where = "argument " + std::to_string(index) + " ('" +
-                      info.name + "', " + std::to_string(info.size) +
-                      " bytes by value)";
+  std::string where = argLabel(index, info) + " (" +
+                      std::to_string(info.size) + " bytes by value)";
   if (py::isinstance<py::bool_>(obj))
     throw py::type_error(where + ": bool is not a kernel argument type");
   if (py::isinstance(obj, py::module_::import("numpy").attr("generic"))) {
@@ -284,8 +292,7 @@ py::dict emulate(const py::bytes &codeObject, const std::string &kernel,
       kargs.push_back(scalarArg(obj, ai, i));
       continue;
     }
-    std::string where = "argument " + std::to_string(i) + " ('" + ai.name +
-                        "', a buffer)";
+    std::string where = argLabel(i, ai) + " (a buffer)";
     if (py::isinstance<py::array>(obj)) {
       py::array a = py::reinterpret_borrow<py::array>(obj);
       if (!(a.flags() & py::array::c_style))
