@@ -1,0 +1,78 @@
+//===- CPUPipeline.cpp - uq ops on tensors to LLVM for the host -----------===//
+//
+// Part of the uq project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Pipelines/Pipelines.h"
+
+#include "uq/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void uq::buildCPUPipeline(OpPassManager &pm,
+                          const CPUPipelineOptions &options) {
+  // uq ops -> linalg/tensor/arith/math/scf on tensors; first, since every
+  // later pass knows nothing of uq.
+  ConvertUQToLinalgPassOptions toLinalg;
+  toLinalg.rotationArithmetic = options.rotationArithmetic;
+  pm.addPass(createConvertUQToLinalgPass(toLinalg));
+  // Fold the reshapes and constants of the lowering while still on tensors.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Tensors -> buffers, module-wide so that function arguments and results
+  // become plain (identity-layout) memrefs the runner can describe.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Frees temporaries; must follow bufferization and precede the lowering
+  // of scf (it reasons about structured control flow).
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // The clones and deallocs it inserts -> memref.alloc/copy/dealloc.
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // linalg on buffers -> scf loops in iterator order (keeps the reference's
+  // summation order), then affine/strided metadata -> arith.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  // Arith ops without a direct LLVM lowering (min/max, ceildiv) first.
+  pm.addPass(arith::createArithExpandOpsPass());
+
+  // C wrappers must be requested on func.func, before func -> llvm.
+  if (options.emitCInterface)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
+  // memref before func (descriptors), everything before the cast cleanup.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void uq::registerCPUPipeline() {
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "uq-cpu-pipeline",
+      "Lower uq ops on tensors to the LLVM dialect for the host CPU "
+      "(convert-uq-to-linalg, bufferize, loops, LLVM)",
+      buildCPUPipeline);
+}
