@@ -1,0 +1,685 @@
+//===- CPURunnerTest.cpp - The CPU path against uq::ref -------------------===//
+//
+// Part of the uq project.
+//
+//===----------------------------------------------------------------------===//
+//
+// Every uq op is written as IR text, lowered with uq-cpu-pipeline, run in
+// process by CPUProgram and compared with the reference library: codes,
+// scales, decoded values and cache bytes bit for bit; attention within a
+// relative L2 error stated per test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <limits>
+
+using namespace uq;
+using namespace uq::test;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+float fromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::string kvFormat(bool rotate) {
+  return rotate ? "#uq.kv_format<fp4_e2m1, rotation = hadamard>"
+                : "#uq.kv_format<fp4_e2m1>";
+}
+
+/// quantize + dequantize of [n, d] rows of element type \p elem in \p fmt.
+std::string codecIR(int64_t n, int64_t d, const std::string &elem,
+                    const std::string &fmt, int64_t group = 32) {
+  return llvm::formatv(R"(
+func.func @main(%x: tensor<{0}x{1}x{2}>)
+    -> (tensor<{0}x{3}xi8>, tensor<{0}x{4}xi8>, tensor<{0}x{1}xf32>) {{
+  %c, %s = uq.quantize %x {{format = {5}}
+      : tensor<{0}x{1}x{2}> -> tensor<{0}x{3}xi8>, tensor<{0}x{4}xi8>
+  %d = uq.dequantize %c, %s {{format = {5}}
+      : tensor<{0}x{3}xi8>, tensor<{0}x{4}xi8> -> tensor<{0}x{1}xf32>
+  return %c, %s, %d : tensor<{0}x{3}xi8>, tensor<{0}x{4}xi8>, tensor<{0}x{1}xf32>
+}
+)",
+                       n, d, elem, d / 2, d / group, fmt)
+      .str();
+}
+
+/// Runs the FP4 codec on \p rows and compares with ref::encodeRow /
+/// decodeRow bit for bit. Returns the number of rows checked.
+void expectCodecMatches(const ref::Format &f, const std::string &fmt,
+                        const std::vector<float> &x, int64_t d, bool bf16) {
+  int64_t n = static_cast<int64_t>(x.size()) / d;
+  auto prog = compileOrDie(codecIR(n, d, bf16 ? "bf16" : "f32", fmt,
+                                   f.groupSize));
+  ASSERT_TRUE(prog);
+  HostTensor in = bf16 ? bf16Tensor({n, d}, x) : f32Tensor({n, d}, x);
+  auto out = runOrDie(*prog, {in});
+  ASSERT_EQ(out.size(), 3u);
+  auto codes = valuesOf<uint8_t>(out[0]);
+  auto scales = valuesOf<uint8_t>(out[1]);
+  auto dec = valuesOf<float>(out[2]);
+  int64_t cb = d / 2, sb = d / f.groupSize;
+  std::vector<uint8_t> rc(cb), rs(sb);
+  std::vector<float> rd(d);
+  int64_t bad = 0;
+  for (int64_t r = 0; r < n && bad < 5; ++r) {
+    ASSERT_TRUE(ref::encodeRow(f, &x[r * d], d, rc.data(), rs.data()).ok());
+    ASSERT_TRUE(ref::decodeRow(f, rc.data(), rs.data(), d, rd.data()).ok());
+    for (int64_t i = 0; i < sb; ++i)
+      if (scales[r * sb + i] != rs[i]) {
+        ++bad;
+        ADD_FAILURE() << "row " << r << " group " << i << ": scale byte "
+                      << int(scales[r * sb + i]) << ", reference "
+                      << int(rs[i]);
+      }
+    for (int64_t i = 0; i < cb; ++i)
+      if (codes[r * cb + i] != rc[i]) {
+        ++bad;
+        ADD_FAILURE() << "row " << r << " byte " << i << ": code 0x" << std::hex
+                      << int(codes[r * cb + i]) << ", reference 0x"
+                      << int(rc[i]) << std::dec << " (x = " << x[r * d + 2 * i]
+                      << ", " << x[r * d + 2 * i + 1] << ")";
+      }
+    for (int64_t i = 0; i < d; ++i)
+      if (!sameFloat(dec[r * d + i], rd[i])) {
+        ++bad;
+        ADD_FAILURE() << "row " << r << " element " << i << ": decoded "
+                      << dec[r * d + i] << ", reference " << rd[i];
+      }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+/// Groups of 32 whose elements sit exactly on FP4 midpoints and levels of
+/// their scale, plus zero, Inf/NaN, huge, tiny and -0 groups.
+std::vector<float> adversarialRows(int64_t d) {
+  static const float kTies[] = {0.25f, 0.75f, 1.25f, 1.75f, 2.5f, 3.5f, 5.0f,
+                                0.5f,  1.0f,  1.5f,  2.0f,  3.0f, 4.0f, 6.0f};
+  std::vector<std::vector<float>> groups;
+  for (int k : {-130, -20, -1, 0, 3, 60, 120}) {
+    std::vector<float> g(32, 0.0f);
+    float p = std::ldexp(1.0f, k);
+    // Max magnitude 6 * 2^k gives scale 2^k (log2(0.156 * 6) = -0.095).
+    g[0] = 6.0f * p;
+    for (int i = 1; i < 32; ++i)
+      g[i] = (i % 2 ? -1.0f : 1.0f) * kTies[(i - 1) % 14] * p;
+    groups.push_back(g);
+  }
+  groups.push_back(std::vector<float>(32, 0.0f));
+  groups.push_back(std::vector<float>(32, -0.0f));
+  {
+    std::vector<float> g(32, 1.0f);
+    g[5] = kInf;
+    groups.push_back(g);
+    g[5] = -kInf;
+    groups.push_back(g);
+    g[5] = kNaN;
+    groups.push_back(g);
+  }
+  {
+    std::vector<float> g(32, 3.0e38f);
+    g[1] = -3.4e38f;
+    groups.push_back(g); // c * m near the top: clamps to 127.
+    std::vector<float> t(32, fromBits(1));
+    t[3] = fromBits(0x007FFFFF);
+    groups.push_back(t); // subnormals: clamps to -126.
+  }
+  // Maxima at the log-domain rounding boundary: c * m straddling
+  // 2^E * sqrt(2) (mantissa bits 0x3504F3 / 0x3504F4).
+  for (uint32_t mant : {0x3504F2u, 0x3504F3u, 0x3504F4u, 0x3504F5u}) {
+    for (int e : {-10, 0, 7}) {
+      float s = fromBits(static_cast<uint32_t>(e + 127) << 23 | mant);
+      float m = static_cast<float>(s / 0.156);
+      for (int delta = -2; delta <= 2; ++delta) {
+        uint32_t mb;
+        std::memcpy(&mb, &m, 4);
+        std::vector<float> g(32, 0.1f * m);
+        g[7] = fromBits(mb + delta);
+        groups.push_back(g);
+      }
+    }
+  }
+  std::vector<float> rows;
+  for (const auto &g : groups)
+    rows.insert(rows.end(), g.begin(), g.end());
+  while (rows.size() % d)
+    rows.push_back(0.0f);
+  return rows;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Quantize / dequantize
+//===----------------------------------------------------------------------===//
+
+// Ties, zeros, Inf/NaN, huge/tiny and the scale-rounding boundary: the value
+// format (no rotation, so the adversarial groups reach the coder unchanged)
+// codes and decodes bit-exactly as the reference.
+TEST(CPUQuantize, AdversarialGroupsBitExact) {
+  std::vector<float> x = adversarialRows(128);
+  expectCodecMatches(ref::valueFormat(), kvFormat(false), x, 128, false);
+}
+
+// The same groups through the rotated key format.
+TEST(CPUQuantize, AdversarialGroupsRotatedBitExact) {
+  std::vector<float> x = adversarialRows(128);
+  expectCodecMatches(ref::keyFormat(), kvFormat(true), x, 128, false);
+}
+
+// Random bf16 rows, D = 64, 128, 256, keys (rotated) and values.
+TEST(CPUQuantize, RandomRowsBitExact) {
+  for (int64_t d : {64, 128, 256}) {
+    for (bool rotate : {false, true}) {
+      Rng rng(d * 2 + rotate);
+      std::vector<float> x(256 * d);
+      for (size_t i = 0; i < x.size(); ++i)
+        x[i] = bf16Round(rng.normal(i % 97 == 0 ? 40.0f : 1.0f));
+      SCOPED_TRACE("d = " + std::to_string(d) +
+                   (rotate ? ", rotated" : ", not rotated"));
+      expectCodecMatches(rotate ? ref::keyFormat() : ref::valueFormat(),
+                         kvFormat(rotate), x, d, /*bf16=*/true);
+    }
+  }
+}
+
+// Non-default fields: group 16, c = 0.1666, round-to-nearest-even ties.
+TEST(CPUQuantize, NonDefaultFormatBitExact) {
+  ref::Format f;
+  f.groupSize = 16;
+  f.c = 0.1666;
+  f.rounding = ref::Rounding::NearestEven;
+  std::vector<float> x = adversarialRows(64);
+  Rng rng(7);
+  for (int i = 0; i < 64 * 64; ++i)
+    x.push_back(rng.normal(3.0f));
+  expectCodecMatches(
+      f, "#uq.kv_format<fp4_e2m1, c = 0.1666, group = 16, rounding = nearest_even>",
+      x, 64, false);
+}
+
+// FP8 E4M3 and bf16 codes of special and random values, and the decode of
+// every FP8 byte, against the reference's scalar conversions.
+TEST(CPUQuantize, Fp8AndBf16CodesBitExact) {
+  std::vector<float> x = {0.0f, -0.0f, 448.0f, -448.0f, 464.0f, 464.0001f,
+                          465.0f, 480.0f, 1e6f, kInf, -kInf, kNaN,
+                          std::ldexp(1.0f, -6), std::ldexp(1.0f, -7),
+                          std::ldexp(1.0f, -9), std::ldexp(1.0f, -10),
+                          std::ldexp(3.0f, -11), -std::ldexp(1.0f, -12),
+                          fromBits(1), 1.0625f, 1.1875f, 17.0f, 19.0f,
+                          240.0f, 3.4e38f, -2.5e-5f};
+  Rng rng(3);
+  while (x.size() % 64)
+    x.push_back(rng.normal(30.0f));
+  for (int i = 0; i < 64 * 30; ++i)
+    x.push_back(std::ldexp(rng.normal(), static_cast<int>(rng.below(40)) - 20));
+  int64_t n = static_cast<int64_t>(x.size()) / 64;
+  std::string ir = llvm::formatv(R"(
+func.func @main(%x: tensor<{0}x64xf32>, %b: tensor<16x16xi8>)
+    -> (tensor<{0}x64xi8>, tensor<{0}x64xbf16>, tensor<16x16xf32>) {{
+  %c = uq.quantize %x {{format = #uq.kv_format<fp8_e4m3>} : tensor<{0}x64xf32> -> tensor<{0}x64xi8>
+  %h = uq.quantize %x {{format = #uq.kv_format<bf16>} : tensor<{0}x64xf32> -> tensor<{0}x64xbf16>
+  %d = uq.dequantize %b {{format = #uq.kv_format<fp8_e4m3>} : tensor<16x16xi8> -> tensor<16x16xf32>
+  return %c, %h, %d : tensor<{0}x64xi8>, tensor<{0}x64xbf16>, tensor<16x16xf32>
+}
+)",
+                                 n)
+                       .str();
+  auto prog = compileOrDie(ir);
+  ASSERT_TRUE(prog);
+  std::vector<uint8_t> all(256);
+  for (int i = 0; i < 256; ++i)
+    all[i] = static_cast<uint8_t>(i);
+  auto out = runOrDie(*prog, {f32Tensor({n, 64}, x),
+                              tensorOf(DType::I8, {16, 16}, all)});
+  ASSERT_EQ(out.size(), 3u);
+  auto f8 = valuesOf<uint8_t>(out[0]);
+  auto b16 = valuesOf<uint16_t>(out[1]);
+  auto dec = valuesOf<float>(out[2]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(f8[i], ref::fp8e4m3Encode(x[i])) << "x = " << x[i];
+    EXPECT_EQ(b16[i], ref::floatToBf16(x[i])) << "x = " << x[i];
+  }
+  for (int i = 0; i < 256; ++i)
+    EXPECT_TRUE(sameFloat(dec[i], ref::fp8e4m3Decode(i))) << "byte " << i;
+}
+
+// Dequantize of every code byte under scale bytes 0 (sentinel), 1, 127,
+// 200, 254 and 255 (NaN), as ref::decodeRow.
+TEST(CPUDequantize, AllCodesAndScaleBytes) {
+  std::vector<uint8_t> codes, scales;
+  const uint8_t kScales[] = {0, 1, 127, 200, 254, 255};
+  for (uint8_t s : kScales)
+    for (int half = 0; half < 2; ++half) {
+      // One row of 128 elements: 64 code bytes (128 values of which cover
+      // all 256 bytes over two rows), 4 groups with scale s.
+      for (int i = 0; i < 64; ++i)
+        codes.push_back(static_cast<uint8_t>(half * 128 + i * 2 + (i & 1)));
+      for (int g = 0; g < 4; ++g)
+        scales.push_back(s);
+    }
+  int64_t n = static_cast<int64_t>(scales.size()) / 4;
+  std::string ir = llvm::formatv(R"(
+func.func @main(%c: tensor<{0}x64xi8>, %s: tensor<{0}x4xi8>) -> tensor<{0}x128xbf16> {{
+  %d = uq.dequantize %c, %s {{format = #uq.kv_format<fp4_e2m1>}
+      : tensor<{0}x64xi8>, tensor<{0}x4xi8> -> tensor<{0}x128xbf16>
+  return %d : tensor<{0}x128xbf16>
+}
+)",
+                                 n)
+                       .str();
+  auto prog = compileOrDie(ir);
+  ASSERT_TRUE(prog);
+  auto out = runOrDie(*prog, {tensorOf(DType::I8, {n, 64}, codes),
+                              tensorOf(DType::I8, {n, 4}, scales)});
+  ASSERT_EQ(out.size(), 1u);
+  auto got = valuesOf<uint16_t>(out[0]);
+  std::vector<float> rd(128);
+  for (int64_t r = 0; r < n; ++r) {
+    ASSERT_TRUE(ref::decodeRow(ref::valueFormat(), &codes[r * 64],
+                               &scales[r * 4], 128, rd.data())
+                    .ok());
+    for (int i = 0; i < 128; ++i)
+      EXPECT_TRUE(sameFloat(ref::bf16ToFloat(got[r * 128 + i]),
+                            ref::bf16ToFloat(ref::floatToBf16(rd[i]))))
+          << "row " << r << " element " << i;
+  }
+}
+
+// uq.rotate equals ref::hadamardRotate bit for bit in both arithmetics.
+TEST(CPURotate, BothArithmeticsBitExact) {
+  for (auto [arith, refArith] :
+       {std::pair{RotationArithmetic::ExactF64,
+                  ref::RotationArithmetic::ExactF64},
+        std::pair{RotationArithmetic::ButterflyF32,
+                  ref::RotationArithmetic::ButterflyF32}}) {
+    for (int64_t d : {64, 256}) {
+      Rng rng(d);
+      std::vector<float> x(3 * 5 * d);
+      for (float &v : x)
+        v = rng.normal(std::ldexp(1.0f, static_cast<int>(rng.below(30)) - 15));
+      std::string ir = llvm::formatv(R"(
+func.func @main(%x: tensor<3x5x{0}xf32>) -> tensor<3x5x{0}xf32> {{
+  %r = uq.rotate %x : tensor<3x5x{0}xf32>
+  return %r : tensor<3x5x{0}xf32>
+}
+)",
+                                     d)
+                           .str();
+      runtime::CPURunOptions opts;
+      opts.rotation = arith;
+      auto prog = compileOrDie(ir, opts);
+      ASSERT_TRUE(prog);
+      auto out = runOrDie(*prog, {f32Tensor({3, 5, d}, x)});
+      ASSERT_EQ(out.size(), 1u);
+      auto got = valuesOf<float>(out[0]);
+      for (int64_t r = 0; r < 15; ++r) {
+        std::vector<float> row(x.begin() + r * d, x.begin() + (r + 1) * d);
+        ASSERT_TRUE(ref::hadamardRotate(row.data(), d, refArith).ok());
+        for (int64_t i = 0; i < d; ++i)
+          ASSERT_EQ(got[r * d + i], row[i])
+              << "d = " << d << " row " << r << " element " << i;
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Cache write
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string cacheWriteIR(int64_t t, int64_t h, int64_t d, int64_t blocks,
+                         int64_t bs, int64_t slot, const std::string &elem) {
+  return llvm::formatv(R"(
+func.func @main(%k: tensor<{0}x{1}x{2}x{6}>, %v: tensor<{0}x{1}x{2}x{6}>,
+                %slots: tensor<{0}xi64>, %cache: tensor<{3}x{4}x{1}x{5}xi8>)
+    -> tensor<{3}x{4}x{1}x{5}xi8> {{
+  %c = uq.cache_write %k, %v, %slots into %cache
+      {{k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<{0}x{1}x{2}x{6}>, tensor<{0}x{1}x{2}x{6}>, tensor<{0}xi64>
+        into tensor<{3}x{4}x{1}x{5}xi8>
+  return %c : tensor<{3}x{4}x{1}x{5}xi8>
+}
+)",
+                       t, h, d, blocks, bs, slot, elem)
+      .str();
+}
+} // namespace
+
+// Random tokens into a cache full of random bytes, padded slots, negative
+// (skipped) slots: every byte of the cache equals ref::cacheWrite's.
+TEST(CPUCacheWrite, MatchesReferenceByteForByte) {
+  struct Case {
+    int64_t t, h, d, blocks, bs, slot;
+  };
+  for (Case c : {Case{37, 8, 128, 4, 16, 144}, Case{5, 1, 64, 2, 16, 68},
+                 Case{9, 2, 256, 3, 8, 272}}) {
+    SCOPED_TRACE("T = " + std::to_string(c.t) + ", D = " + std::to_string(c.d));
+    Rng rng(c.t * c.d);
+    size_t n = c.t * c.h * c.d;
+    std::vector<float> k(n), v(n);
+    for (size_t i = 0; i < n; ++i) {
+      k[i] = bf16Round(rng.normal(2.0f));
+      v[i] = bf16Round(rng.normal(0.5f));
+    }
+    k[3] = kNaN; // one sentinel group
+    std::vector<int64_t> slots(c.t);
+    std::vector<int64_t> perm(c.blocks * c.bs);
+    for (size_t i = 0; i < perm.size(); ++i)
+      perm[i] = static_cast<int64_t>(i);
+    for (size_t i = perm.size(); i-- > 1;)
+      std::swap(perm[i], perm[rng.below(i + 1)]);
+    for (int64_t i = 0; i < c.t; ++i)
+      slots[i] = (i % 7 == 3) ? -1 : perm[i];
+    std::vector<uint8_t> cache(c.blocks * c.bs * c.h * c.slot);
+    for (uint8_t &b : cache)
+      b = static_cast<uint8_t>(rng.next());
+    std::vector<uint8_t> expect = cache;
+    ref::CacheGeometry g{c.blocks, c.bs, c.h, c.d, c.slot};
+    ASSERT_TRUE(ref::cacheWrite(ref::keyFormat(), ref::valueFormat(), g,
+                                k.data(), v.data(), slots.data(), c.t,
+                                expect.data())
+                    .ok());
+    auto prog = compileOrDie(
+        cacheWriteIR(c.t, c.h, c.d, c.blocks, c.bs, c.slot, "bf16"));
+    ASSERT_TRUE(prog);
+    auto out = runOrDie(
+        *prog, {bf16Tensor({c.t, c.h, c.d}, k), bf16Tensor({c.t, c.h, c.d}, v),
+                tensorOf(DType::I64, {c.t}, slots),
+                tensorOf(DType::I8, {c.blocks, c.bs, c.h, c.slot}, cache)});
+    ASSERT_EQ(out.size(), 1u);
+    auto got = valuesOf<uint8_t>(out[0]);
+    ASSERT_EQ(got.size(), expect.size());
+    int64_t diff = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      diff += got[i] != expect[i];
+    EXPECT_EQ(diff, 0);
+  }
+}
+
+// A slot beyond the cache is skipped (the reference rejects the whole call;
+// compiled code must not write out of bounds), the other tokens are written.
+TEST(CPUCacheWrite, OutOfRangeSlotIsSkipped) {
+  std::vector<float> k(2 * 64, 1.0f), v(2 * 64, -1.0f);
+  std::vector<int64_t> slots = {1000, 3};
+  std::vector<uint8_t> cache(2 * 2 * 1 * 68, 0xAB);
+  auto prog = compileOrDie(cacheWriteIR(2, 1, 64, 2, 2, 68, "f32"));
+  ASSERT_TRUE(prog);
+  auto out = runOrDie(*prog, {f32Tensor({2, 1, 64}, k), f32Tensor({2, 1, 64}, v),
+                              tensorOf(DType::I64, {2}, slots),
+                              tensorOf(DType::I8, {2, 2, 1, 68}, cache)});
+  ASSERT_EQ(out.size(), 1u);
+  auto got = valuesOf<uint8_t>(out[0]);
+  std::vector<uint8_t> expect = cache;
+  ref::CacheGeometry g{2, 2, 1, 64, 68};
+  int64_t only3 = 3;
+  ASSERT_TRUE(ref::cacheWrite(ref::keyFormat(), ref::valueFormat(), g,
+                              k.data() + 64, v.data() + 64, &only3, 1,
+                              expect.data())
+                  .ok());
+  EXPECT_EQ(got, expect);
+}
+
+//===----------------------------------------------------------------------===//
+// Decode attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct AttnCase {
+  int64_t seqs, hq, hkv, d, bs, maxBlocks;
+  std::vector<int32_t> lens;
+  bool sinks;
+  bool fp8Query;
+};
+
+struct AttnData {
+  std::vector<float> q, sinks;
+  std::vector<uint8_t> cache;
+  std::vector<int32_t> tables;
+  int64_t numBlocks, slot;
+};
+
+/// A cache written by the reference with random K/V, block tables that use
+/// the blocks in a shuffled order, random bf16 queries and sinks.
+AttnData makeAttention(const AttnCase &c, uint64_t seed) {
+  Rng rng(seed);
+  AttnData a;
+  a.numBlocks = c.seqs * c.maxBlocks + 1;
+  a.slot = ref::slotBytes(ref::keyFormat(), ref::valueFormat(), c.d);
+  a.cache.assign(a.numBlocks * c.bs * c.hkv * a.slot, 0);
+  std::vector<int32_t> ids(a.numBlocks);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<int32_t>(i);
+  for (size_t i = ids.size(); i-- > 1;)
+    std::swap(ids[i], ids[rng.below(i + 1)]);
+  a.tables.resize(c.seqs * c.maxBlocks);
+  for (size_t i = 0; i < a.tables.size(); ++i)
+    a.tables[i] = ids[i];
+  // Unused table entries beyond a sequence's length hold garbage ids.
+  ref::CacheGeometry g{a.numBlocks, c.bs, c.hkv, c.d, a.slot};
+  for (int64_t s = 0; s < c.seqs; ++s) {
+    int64_t len = c.lens[s];
+    std::vector<float> k(len * c.hkv * c.d), v(k.size());
+    for (size_t i = 0; i < k.size(); ++i) {
+      k[i] = bf16Round(rng.normal(1.0f));
+      v[i] = bf16Round(rng.normal(1.0f));
+    }
+    std::vector<int64_t> slots(len);
+    for (int64_t t = 0; t < len; ++t)
+      slots[t] = int64_t(a.tables[s * c.maxBlocks + t / c.bs]) * c.bs + t % c.bs;
+    EXPECT_TRUE(ref::cacheWrite(ref::keyFormat(), ref::valueFormat(), g,
+                                k.data(), v.data(), slots.data(), len,
+                                a.cache.data())
+                    .ok());
+    int64_t used = (len + c.bs - 1) / c.bs;
+    for (int64_t b = used; b < c.maxBlocks; ++b)
+      a.tables[s * c.maxBlocks + b] = 1 << 30;
+  }
+  a.q.resize(c.seqs * c.hq * c.d);
+  for (float &x : a.q)
+    x = bf16Round(rng.normal(2.0f));
+  a.sinks.resize(c.hq);
+  for (float &x : a.sinks)
+    x = rng.normal(3.0f);
+  return a;
+}
+
+std::vector<float> referenceAttention(const AttnCase &c, const AttnData &a,
+                                      float scale) {
+  ref::CacheGeometry g{a.numBlocks, c.bs, c.hkv, c.d, a.slot};
+  ref::AttentionParams p;
+  p.softmaxScale = scale;
+  p.queryPrecision = c.fp8Query ? ref::QueryPrecision::FP8_E4M3
+                                : ref::QueryPrecision::F32;
+  std::vector<float> out(c.seqs * c.hq * c.d);
+  // The reference validates every used block id; give it a table whose
+  // unused entries are 0.
+  std::vector<int32_t> tables = a.tables;
+  for (int32_t &id : tables)
+    if (id >= a.numBlocks)
+      id = 0;
+  ref::Status st = ref::decodeAttention(
+      ref::keyFormat(), ref::valueFormat(), g, a.cache.data(), p, a.q.data(),
+      c.seqs, c.hq, tables.data(), c.maxBlocks, c.lens.data(),
+      c.sinks ? a.sinks.data() : nullptr, out.data());
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+std::string attentionTypes(const AttnCase &c, const AttnData &a) {
+  return llvm::formatv("tensor<{0}x{1}x{2}xbf16>, tensor<{3}x{4}x{5}x{6}xi8>, "
+                       "tensor<{0}x{7}xi32>, tensor<{0}xi32>",
+                       c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv, a.slot,
+                       c.maxBlocks)
+      .str();
+}
+
+std::string attrs(const AttnCase &c) {
+  return std::string("{k_format = #uq.kv_format<fp4_e2m1, rotation = "
+                     "hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = "
+                     "#uq.cache_layout<vllm_slot>") +
+         (c.fp8Query ? "" : ", query_precision = #uq<query_precision f32>") +
+         "}";
+}
+
+std::vector<HostTensor> attentionArgs(const AttnCase &c, const AttnData &a) {
+  std::vector<HostTensor> args = {
+      bf16Tensor({c.seqs, c.hq, c.d}, a.q),
+      tensorOf(DType::I8, {a.numBlocks, c.bs, c.hkv, a.slot}, a.cache),
+      tensorOf(DType::I32, {c.seqs, c.maxBlocks}, a.tables),
+      tensorOf(DType::I32, {c.seqs}, c.lens)};
+  if (c.sinks)
+    args.push_back(f32Tensor({c.hq}, a.sinks));
+  return args;
+}
+
+std::string caseName(const AttnCase &c) {
+  std::string s = "S" + std::to_string(c.seqs) + "_Hq" + std::to_string(c.hq) +
+                  "_Hkv" + std::to_string(c.hkv) + "_D" + std::to_string(c.d) +
+                  "_len";
+  for (int32_t l : c.lens)
+    s += "_" + std::to_string(l);
+  return s + (c.sinks ? "_sinks" : "") + (c.fp8Query ? "" : "_f32q");
+}
+
+const AttnCase kAttnCases[] = {
+    // GQA 1, 2, 6, 8, 16; D 64, 128, 256; lengths 1, not a multiple of the
+    // block size, 0, several thousand (one case); sinks; both query modes.
+    {2, 8, 8, 64, 16, 4, {1, 50}, false, true},
+    {2, 4, 2, 128, 16, 3, {33, 0}, true, true},
+    {1, 6, 1, 128, 16, 200, {3001}, false, true},
+    {3, 16, 2, 128, 16, 5, {77, 16, 1}, true, false},
+    {1, 16, 1, 256, 16, 6, {90}, true, true},
+    {2, 32, 2, 64, 8, 4, {29, 17}, false, false},
+};
+
+class CPUAttention : public ::testing::TestWithParam<AttnCase> {};
+} // namespace
+
+// uq.decode_attention against ref::decodeAttention with f32 accumulation.
+// The lowering follows the reference's order of every sum (dot products over
+// D, softmax sums and PV over tokens) and uses the same expf, so the result
+// is expected to be bit-identical; the bound is 1e-6 relative L2 (f32
+// accumulation with the order changed would still pass, a wrong code or a
+// wrong token would give ~1e-2).
+TEST_P(CPUAttention, DecodeMatchesReference) {
+  const AttnCase &c = GetParam();
+  AttnData a = makeAttention(c, c.seqs * 1000 + c.d + c.hq);
+  float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+  std::string ir = llvm::formatv(R"(
+func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>,
+                %bt: tensor<{0}x{7}xi32>, %lens: tensor<{0}xi32>{8})
+    -> tensor<{0}x{1}x{2}xf32> {{
+  %o = uq.decode_attention %q, %cache, %bt, %lens {9} scale {10} {11}
+      : ({12}{13}) -> tensor<{0}x{1}x{2}xf32>
+  return %o : tensor<{0}x{1}x{2}xf32>
+}
+)",
+                                 c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv,
+                                 a.slot, c.maxBlocks,
+                                 c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>",
+                                                         c.hq)
+                                               .str()
+                                         : "",
+                                 c.sinks ? "sinks %s" : "",
+                                 llvm::formatv("{0:e9}", scale).str(), attrs(c),
+                                 attentionTypes(c, a),
+                                 c.sinks ? llvm::formatv(", tensor<{0}xf32>",
+                                                         c.hq)
+                                               .str()
+                                         : "")
+                       .str();
+  auto prog = compileOrDie(ir);
+  ASSERT_TRUE(prog);
+  auto out = runOrDie(*prog, attentionArgs(c, a));
+  ASSERT_EQ(out.size(), 1u);
+  std::vector<float> got = valuesOf<float>(out[0]);
+  std::vector<float> expect = referenceAttention(c, a, scale);
+  EXPECT_LT(relL2(got, expect), 1e-6);
+  // A length-0 sequence gives exact zeros.
+  for (int64_t s = 0; s < c.seqs; ++s)
+    if (c.lens[s] == 0)
+      for (int64_t i = 0; i < c.hq * c.d; ++i)
+        ASSERT_EQ(got[s * c.hq * c.d + i], 0.0f);
+}
+
+// decode_attention_partial + merge_partitions (flash decoding) against the
+// same reference. Bound 5e-6 relative L2: each partition's output is
+// normalised, rounded and re-weighted by sum_p * exp(max_p - M), so the f32
+// rounding differs from the one-pass reference by a few ulps per partition
+// (1.1e-6 measured with 94 partitions of 3001 tokens); a wrong token, code
+// or weight would be ~1e-2.
+TEST_P(CPUAttention, SplitKMatchesReference) {
+  const AttnCase &c = GetParam();
+  AttnData a = makeAttention(c, c.seqs * 1000 + c.d + c.hq);
+  float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+  int64_t ps = 32;
+  int64_t parts = (c.maxBlocks * c.bs + ps - 1) / ps;
+  std::string ir = llvm::formatv(R"(
+func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>,
+                %bt: tensor<{0}x{7}xi32>, %lens: tensor<{0}xi32>{8})
+    -> (tensor<{0}x{1}x{2}xf32>, tensor<{0}x{1}x{13}xf32>, tensor<{0}x{1}x{13}xf32>) {{
+  %o, %m, %l = uq.decode_attention_partial %q, %cache, %bt, %lens
+      scale {9} partition_size {14} {10}
+      : ({11}) -> (tensor<{0}x{1}x{13}x{2}xf32>, tensor<{0}x{1}x{13}xf32>,
+                   tensor<{0}x{1}x{13}xf32>)
+  %r = uq.merge_partitions %o, %m, %l {12}
+      : (tensor<{0}x{1}x{13}x{2}xf32>, tensor<{0}x{1}x{13}xf32>,
+         tensor<{0}x{1}x{13}xf32>{15}) -> tensor<{0}x{1}x{2}xf32>
+  return %r, %m, %l : tensor<{0}x{1}x{2}xf32>, tensor<{0}x{1}x{13}xf32>, tensor<{0}x{1}x{13}xf32>
+}
+)",
+                                 c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv,
+                                 a.slot, c.maxBlocks,
+                                 c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>",
+                                                         c.hq)
+                                               .str()
+                                         : "",
+                                 llvm::formatv("{0:e9}", scale).str(), attrs(c),
+                                 attentionTypes(c, a),
+                                 c.sinks ? "sinks %s" : "", parts, ps,
+                                 c.sinks ? llvm::formatv(", tensor<{0}xf32>",
+                                                         c.hq)
+                                               .str()
+                                         : "")
+                       .str();
+  auto prog = compileOrDie(ir);
+  ASSERT_TRUE(prog);
+  auto out = runOrDie(*prog, attentionArgs(c, a));
+  ASSERT_EQ(out.size(), 3u);
+  std::vector<float> got = valuesOf<float>(out[0]);
+  std::vector<float> expect = referenceAttention(c, a, scale);
+  EXPECT_LT(relL2(got, expect), 5e-6);
+  // Partitions past a sequence's length are empty: max -inf, sum 0; the
+  // others have sum >= 1 (the max term contributes exp(0)).
+  auto mx = valuesOf<float>(out[1]), sm = valuesOf<float>(out[2]);
+  for (int64_t s = 0; s < c.seqs; ++s)
+    for (int64_t h = 0; h < c.hq; ++h)
+      for (int64_t p = 0; p < parts; ++p) {
+        size_t i = (s * c.hq + h) * parts + p;
+        if (p * ps >= c.lens[s]) {
+          EXPECT_EQ(mx[i], -kInf);
+          EXPECT_EQ(sm[i], 0.0f);
+        } else {
+          EXPECT_GE(sm[i], 1.0f);
+          EXPECT_TRUE(std::isfinite(mx[i]));
+        }
+      }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CPUAttention, ::testing::ValuesIn(kAttnCases),
+    [](const ::testing::TestParamInfo<AttnCase> &info) {
+      return caseName(info.param);
+    });
