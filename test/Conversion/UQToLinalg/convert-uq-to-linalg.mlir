@@ -1,0 +1,195 @@
+// RUN: uq-opt %s --convert-uq-to-linalg --split-input-file | FileCheck %s
+// RUN: uq-opt %s --convert-uq-to-linalg="rotation-arithmetic=butterfly-f32" --split-input-file | FileCheck %s --check-prefix=F32ROT
+
+// The numerics these checks pin down are tested bit for bit against the
+// reference library in test/unittests/Runtime; here: the shape of the IR.
+
+// The rotation is the f64 butterfly (log2(64) = 6 stages of sum/difference
+// on [N, D/2h, 2, h] views), one multiply by 1/sqrt(D) and one truncation;
+// with butterfly-f32, f32 stages each divided by sqrt(2).
+// CHECK-LABEL: func @rotate
+// CHECK-SAME: %[[X:.*]]: tensor<3x5x64xbf16>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]]
+// CHECK: linalg.generic {{.*}} ins(%[[ROWS]] : tensor<15x64xbf16>) outs(%{{.*}} : tensor<15x64xf64>)
+// CHECK-COUNT-6: arith.subf %{{.*}}, %{{.*}} : f64
+// CHECK: arith.constant 1.250000e-01 : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: tensor.expand_shape {{.*}} output_shape [3, 5, 64] : tensor<15x64xbf16> into tensor<3x5x64xbf16>
+// CHECK-NOT: uq.
+// F32ROT-LABEL: func @rotate
+// F32ROT-NOT: f64
+// F32ROT-COUNT-6: arith.divf %{{.*}}, %{{.*}} : f32
+func.func @rotate(%x: tensor<3x5x64xbf16>) -> tensor<3x5x64xbf16> {
+  %r = uq.rotate %x : tensor<3x5x64xbf16>
+  return %r : tensor<3x5x64xbf16>
+}
+
+// -----
+
+// FP4 quantize: absmax as an unsigned max of |x| bits per group of 32, the
+// scale byte from the bits of float(c) * m (round up iff the mantissa is
+// >= 0x3504F4 = 3474676, clamp to [-126, 127], sentinel for 0 / Inf / NaN),
+// codes by comparison with the 7 midpoints per element, two per byte.
+// CHECK-LABEL: func @quantize_fp4
+// CHECK: %[[AMAX:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<4x4xi32>)
+// CHECK: arith.andi %{{.*}}, %{{.*}} : i32
+// CHECK: arith.maxui
+// CHECK: %[[BYTE:.*]] = linalg.generic {{.*}} ins(%[[AMAX]] : tensor<4x4xi32>)
+// CHECK-DAG: arith.constant 2139095040 : i32
+// CHECK-DAG: arith.constant 1.560000e-01 : f32
+// CHECK-DAG: arith.constant 3474676 : i32
+// CHECK-DAG: arith.constant -126 : i32
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: %[[CODES:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[BYTE]] : tensor<4x4x16x2xf32>, tensor<4x4x16x2xf32>, tensor<4x4xi32>) outs(%{{.*}} : tensor<4x4x16xi8>)
+// CHECK: arith.divf
+// CHECK: arith.constant 2.500000e-01 : f32
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf oeq
+// CHECK: arith.constant 5.000000e+00 : f32
+// CHECK: tensor.collapse_shape %[[CODES]] {{\[}}[0], [1, 2]] : tensor<4x4x16xi8> into tensor<4x64xi8>
+// CHECK-NOT: f4E2M1FN
+// CHECK-NOT: scaling_truncf
+func.func @quantize_fp4(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x4xi8>) {
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>}
+      : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x4xi8>
+  return %c, %s : tensor<4x64xi8>, tensor<4x4xi8>
+}
+
+// -----
+
+// Dynamic leading dimensions are flattened and expanded back with their
+// runtime sizes.
+// CHECK-LABEL: func @quantize_dynamic
+// CHECK-SAME: %[[X:.*]]: tensor<?x2x64xf32>
+// CHECK: tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<?x2x64xf32> into tensor<?x64xf32>
+// CHECK: %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x2x64xf32>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%[[N]], 2, 32] : tensor<?x32xi8> into tensor<?x2x32xi8>
+func.func @quantize_dynamic(%x: tensor<?x2x64xf32>) -> (tensor<?x2x32xi8>, tensor<?x2x2xi8>) {
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>}
+      : tensor<?x2x64xf32> -> tensor<?x2x32xi8>, tensor<?x2x2xi8>
+  return %c, %s : tensor<?x2x32xi8>, tensor<?x2x2xi8>
+}
+
+// -----
+
+// FP8 E4M3: integer RNE on the f32 bits (|x| > 464 = 0x43E80000 is NaN),
+// subnormals by adding 2^14; bf16: RNE on the bits. No arith.truncf to an
+// 8-bit or bf16 float type.
+// CHECK-LABEL: func @quantize_fp8_bf16
+// CHECK-DAG: arith.constant 1139277824 : i32
+// CHECK-DAG: arith.constant 1.638400e+04 : f32
+// CHECK: arith.trunci %{{.*}} : i32 to i8
+// CHECK: arith.constant 32767 : i32
+// CHECK: arith.bitcast %{{.*}} : i16 to bf16
+// CHECK-NOT: arith.truncf
+func.func @quantize_fp8_bf16(%x: tensor<2x64xf32>) -> (tensor<2x64xi8>, tensor<2x64xbf16>) {
+  %c = uq.quantize %x {format = #uq.kv_format<fp8_e4m3>} : tensor<2x64xf32> -> tensor<2x64xi8>
+  %b = uq.quantize %x {format = #uq.kv_format<bf16>} : tensor<2x64xf32> -> tensor<2x64xbf16>
+  return %c, %b : tensor<2x64xi8>, tensor<2x64xbf16>
+}
+
+// -----
+
+// FP4 dequantize: nibble by linalg.index of the pair position, value times
+// the UE8M0 scale (byte 0 -> 2^-127, 255 -> NaN).
+// CHECK-LABEL: func @dequantize_fp4
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x4x16xi8>, tensor<4x4xi8>) outs(%{{.*}} : tensor<4x4x16x2xf32>)
+// CHECK: linalg.index 3
+// CHECK-DAG: arith.constant 4194304 : i32
+// CHECK-DAG: arith.constant 2143289344 : i32
+// CHECK: arith.mulf
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<4x4x16x2xf32> into tensor<4x128xf32>
+func.func @dequantize_fp4(%c: tensor<4x64xi8>, %s: tensor<4x4xi8>) -> tensor<4x128xf32> {
+  %d = uq.dequantize %c, %s {format = #uq.kv_format<fp4_e2m1>}
+      : tensor<4x64xi8>, tensor<4x4xi8> -> tensor<4x128xf32>
+  return %d : tensor<4x128xf32>
+}
+
+// -----
+
+// Cache write: all rows coded first, then an scf.for over tokens inserts the
+// four parts of each slot (K codes at 0, K scales at 32, V codes at 34, V
+// scales at 66 for D = 64) when 0 <= slot < num_blocks * block_size.
+// CHECK-LABEL: func @cache_write
+// CHECK-SAME: %[[SLOTS:[^:]*]]: tensor<3xi64>, %[[CACHE:[^:]*]]: tensor<4x16x2x68xi8>
+// CHECK: %[[R:.*]] = scf.for %[[T:[^ ]*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[CACHE]]) -> (tensor<4x16x2x68xi8>)
+// CHECK: %[[SLOT:.*]] = tensor.extract %[[SLOTS]][%[[T]]] : tensor<3xi64>
+// CHECK-DAG: arith.cmpi slt, %[[SLOT]]
+// CHECK-DAG: arith.cmpi sge, %[[SLOT]]
+// CHECK: scf.if
+// CHECK: %[[P0:.*]] = tensor.insert_slice %{{.*}} into %[[ACC]][%{{.*}}, %{{.*}}, 0, 0] [1, 1, 2, 32] [1, 1, 1, 1] : tensor<2x32xi8> into tensor<4x16x2x68xi8>
+// CHECK: %[[P1:.*]] = tensor.insert_slice %{{.*}} into %[[P0]][%{{.*}}, %{{.*}}, 0, 32] [1, 1, 2, 2]
+// CHECK: %[[P2:.*]] = tensor.insert_slice %{{.*}} into %[[P1]][%{{.*}}, %{{.*}}, 0, 34] [1, 1, 2, 32]
+// CHECK: %[[P3:.*]] = tensor.insert_slice %{{.*}} into %[[P2]][%{{.*}}, %{{.*}}, 0, 66] [1, 1, 2, 2]
+// CHECK: scf.yield %[[P3]]
+// CHECK: } else {
+// CHECK: scf.yield %[[ACC]]
+// CHECK: return %[[R]]
+func.func @cache_write(%k: tensor<3x2x64xf32>, %v: tensor<3x2x64xf32>, %slots: tensor<3xi64>,
+                       %cache: tensor<4x16x2x68xi8>) -> tensor<4x16x2x68xi8> {
+  %r = uq.cache_write %k, %v, %slots into %cache
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<3x2x64xf32>, tensor<3x2x64xf32>, tensor<3xi64> into tensor<4x16x2x68xi8>
+  return %r : tensor<4x16x2x68xi8>
+}
+
+// -----
+
+// Decode attention with GQA 4 and sinks: an scf.for over sequences; K and V
+// decoded through the block table (ids clamped into the cache), logits as a
+// reduction over D, max seeded by the sinks, exp, sum, PV as a reduction
+// over tokens, zeros for an empty sequence.
+// CHECK-LABEL: func @decode_attention
+// CHECK-SAME: %[[BT:[^:]*]]: tensor<2x4xi32>, %[[LENS:[^:]*]]: tensor<2xi32>, %[[SINKS:[^:]*]]: tensor<8xf32>
+// CHECK: %[[S4:.*]] = tensor.expand_shape %[[SINKS]] {{\[}}[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+// CHECK: scf.for %[[S:[^ ]*]] = {{.*}} -> (tensor<2x8x64xf32>)
+// CHECK: tensor.extract %[[LENS]][%[[S]]]
+// CHECK: %[[K:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x64xf32>)
+// CHECK: tensor.extract %[[BT]][%[[S]], %{{.*}}] : tensor<2x4xi32>
+// CHECK: %[[V:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x64xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %[[K]] : tensor<2x4x64xf32>, tensor<?x2x64xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[S4]] : tensor<2x4xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %[[V]] : tensor<2x4x?xf32>, tensor<?x2x64xf32>)
+// CHECK: tensor.insert_slice
+func.func @decode_attention(%q: tensor<2x8x64xbf16>, %cache: tensor<9x16x2x68xi8>,
+                            %bt: tensor<2x4xi32>, %lens: tensor<2xi32>,
+                            %sinks: tensor<8xf32>) -> tensor<2x8x64xf32> {
+  %o = uq.decode_attention %q, %cache, %bt, %lens sinks %sinks scale 0.125
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<2x8x64xbf16>, tensor<9x16x2x68xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<8xf32>) -> tensor<2x8x64xf32>
+  return %o : tensor<2x8x64xf32>
+}
+
+// -----
+
+// Split-K: sequences, then partitions of 32 tokens clamped to the length;
+// each partition's logits and values are slices; max/sum/out go to
+// partition p. The merge is generics over [S, Hq, P(, D)].
+// CHECK-LABEL: func @split_k
+// CHECK: scf.for %[[S:[^ ]*]] = {{.*}} -> (tensor<1x4x2x64xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>)
+// CHECK: scf.for %[[P:[^ ]*]] = {{.*}} -> (tensor<1x4x2x64xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>)
+// CHECK: arith.minsi
+// CHECK: tensor.extract_slice %{{.*}}[0, 0, %{{.*}}] [2, 2, %{{.*}}] [1, 1, 1] : tensor<2x2x?xf32> to tensor<2x2x?xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[S]], 0, %[[P]], 0] [1, 4, 1, 64]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[S]], 0, %[[P]]] [1, 4, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%[[S]], 0, %[[P]]] [1, 4, 1]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<1x4xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.*}} : tensor<1x4x64xf32>)
+// CHECK-NOT: uq.
+func.func @split_k(%q: tensor<1x4x64xf32>, %cache: tensor<4x16x2x68xi8>,
+                   %bt: tensor<1x4xi32>, %lens: tensor<1xi32>) -> tensor<1x4x64xf32> {
+  %o, %m, %l = uq.decode_attention_partial %q, %cache, %bt, %lens
+      scale 0.125 partition_size 32
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<1x4x64xf32>, tensor<4x16x2x68xi8>, tensor<1x4xi32>, tensor<1xi32>)
+      -> (tensor<1x4x2x64xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>)
+  %r = uq.merge_partitions %o, %m, %l
+      : (tensor<1x4x2x64xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x64xf32>
+  return %r : tensor<1x4x64xf32>
+}
