@@ -66,13 +66,27 @@ std::optional<uq::EmitStage> uq::parseEmitStage(llvm::StringRef name) {
 
 namespace {
 
+/// Prints `file:line:col: ` like MLIR's own tools (or the location as is).
+void printLocation(llvm::raw_ostream &os, Location loc) {
+  if (auto flc = dyn_cast<FileLineColLoc>(loc)) {
+    os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
+       << flc.getColumn() << ": ";
+    return;
+  }
+  if (auto named = dyn_cast<NameLoc>(loc)) {
+    printLocation(os, named.getChildLoc());
+    return;
+  }
+  os << loc << ": ";
+}
+
 /// Collects diagnostics as text while a context is in use.
 class DiagnosticCollector {
 public:
   explicit DiagnosticCollector(MLIRContext &ctx)
       : handler(&ctx, [this](Diagnostic &diag) {
           llvm::raw_string_ostream os(text);
-          os << diag.getLocation() << ": ";
+          printLocation(os, diag.getLocation());
           switch (diag.getSeverity()) {
           case DiagnosticSeverity::Error:
             os << "error: ";
@@ -88,8 +102,10 @@ public:
             break;
           }
           os << diag << "\n";
-          for (Diagnostic &note : diag.getNotes())
-            os << note.getLocation() << ": note: " << note << "\n";
+          for (Diagnostic &note : diag.getNotes()) {
+            printLocation(os, note.getLocation());
+            os << "note: " << note << "\n";
+          }
           return success();
         }) {}
 
@@ -133,8 +149,7 @@ createTargetMachine(llvm::StringRef chip) {
   initTargets();
   llvm::Triple triple("amdgcn-amd-amdhsa");
   std::string err;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, err);
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (!target)
     return makeError("no AMDGPU target in this LLVM: " + err);
   llvm::TargetOptions opts;
@@ -203,10 +218,9 @@ llvm::Expected<std::string> linkCodeObject(llvm::StringRef object) {
     llvm::sys::fs::remove(outPath);
     llvm::sys::fs::remove(errPath);
   });
-  llvm::StringRef args[] = {*lld, "-flavor", "gnu", "-shared", objPath, "-o",
-                            outPath};
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, errPath,
-                                                errPath};
+  llvm::StringRef args[] = {*lld,    "-flavor", "gnu",  "-shared",
+                            objPath, "-o",      outPath};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, errPath, errPath};
   std::string msg;
   int rc = llvm::sys::ExecuteAndWait(*lld, args, std::nullopt, redirects, 0, 0,
                                      &msg);
@@ -234,8 +248,7 @@ readMetadata(llvm::StringRef codeObject) {
       llvm::MemoryBufferRef(codeObject, "hsaco"));
   if (!bufferOr)
     return bufferOr.takeError();
-  auto *elf =
-      llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(bufferOr->get());
+  auto *elf = llvm::dyn_cast<llvm::object::ELF64LEObjectFile>(bufferOr->get());
   if (!elf)
     return makeError("the code object is not a 64-bit little-endian ELF");
   // No undefined symbols may remain (a misspelled intrinsic becomes one).
@@ -290,9 +303,9 @@ readMetadata(llvm::StringRef codeObject) {
         for (const char *key :
              {".kernarg_segment_size", ".kernarg_segment_align",
               ".group_segment_fixed_size", ".private_segment_fixed_size",
-              ".vgpr_count", ".agpr_count", ".sgpr_count",
-              ".vgpr_spill_count", ".sgpr_spill_count",
-              ".max_flat_workgroup_size", ".wavefront_size"})
+              ".vgpr_count", ".agpr_count", ".sgpr_count", ".vgpr_spill_count",
+              ".sgpr_spill_count", ".max_flat_workgroup_size",
+              ".wavefront_size"})
           md.fields[llvm::StringRef(key).drop_front()] = num(key);
         if (auto it = km.find(doc.getNode(".args")); it != km.end()) {
           for (auto &a : it->second.getArray()) {
@@ -342,13 +355,12 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
     if (mdIt == metadata->end())
       return makeError("kernel " + name + " is missing from the code object");
     KernelMetadata &md = mdIt->second;
-    if (md.fields["private_segment_fixed_size"].getAsInteger().value_or(0) !=
-        0)
-      return makeError("kernel " + name +
-                       " uses scratch memory (private segment size " +
-                       std::to_string(*md.fields["private_segment_fixed_size"]
-                                           .getAsInteger()) +
-                       "); uq kernels must not");
+    if (md.fields["private_segment_fixed_size"].getAsInteger().value_or(0) != 0)
+      return makeError(
+          "kernel " + name + " uses scratch memory (private segment size " +
+          std::to_string(
+              *md.fields["private_segment_fixed_size"].getAsInteger()) +
+          "); uq kernels must not");
     llvm::json::Object k;
     k["name"] = name;
     k["op"] = cast<StringAttr>(desc.get("op")).str();
@@ -389,7 +401,8 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
     k["hidden_args"] = std::move(hidden);
     int64_t vgpr = md.fields["vgpr_count"].getAsInteger().value_or(0);
     int64_t agpr = md.fields["agpr_count"].getAsInteger().value_or(0);
-    int64_t lds = md.fields["group_segment_fixed_size"].getAsInteger().value_or(0);
+    int64_t lds =
+        md.fields["group_segment_fixed_size"].getAsInteger().value_or(0);
     for (auto &field : md.fields)
       k[field.first] = field.second;
     int64_t waves = wavesPerSimd(vgpr, agpr);

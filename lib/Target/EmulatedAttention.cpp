@@ -79,11 +79,12 @@ llvm::Expected<AttentionReport>
 uq::runEmulatedAttention(const AttentionProblem &pb) {
   if (pb.dtype != "bf16" && pb.dtype != "f32")
     return makeError("the emulated-attention harness takes bf16 or f32 "
-                     "inputs, not " + pb.dtype);
+                     "inputs, not " +
+                     pb.dtype);
   if (pb.seqLens.empty())
     return makeError("at least one sequence is needed");
-  const int64_t s = pb.seqLens.size(), hq = pb.numQHeads,
-                hkv = pb.numKVHeads, d = pb.headDim, bs = pb.blockSize;
+  const int64_t s = pb.seqLens.size(), hq = pb.numQHeads, hkv = pb.numKVHeads,
+                d = pb.headDim, bs = pb.blockSize;
   std::mt19937_64 rng(pb.seed);
 
   // Paging: each sequence gets its blocks from a shuffled pool, plus one
@@ -130,9 +131,9 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   const int64_t cacheBytes = ref::cacheBytes(geom);
   // A recognisable pattern: bytes nobody writes must survive.
   std::vector<uint8_t> refCache(cacheBytes, 0x5A);
-  if (ref::Status st = ref::cacheWrite(kf, vf, geom, k.values.data(),
-                                       v.values.data(), slots.data(),
-                                       numTokens, refCache.data());
+  if (ref::Status st =
+          ref::cacheWrite(kf, vf, geom, k.values.data(), v.values.data(),
+                          slots.data(), numTokens, refCache.data());
       !st.ok())
     return makeError("reference cacheWrite: " + st.message());
 
@@ -196,10 +197,9 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
         emu::KernelArg::buffer(toBytes(slots), "slot_mapping"),
         emu::KernelArg::buffer(std::vector<uint8_t>(cacheBytes, 0x5A),
                                "cache")};
-    if (llvm::Error err =
-            launch(em, "write_0_cache_write",
-                   {uint32_t(numTokens), uint32_t(hkv), 2}, args,
-                   report.writeStats))
+    if (llvm::Error err = launch(em, "write_0_cache_write",
+                                 {uint32_t(numTokens), uint32_t(hkv), 2}, args,
+                                 report.writeStats))
       return std::move(err);
     cache = args[3].bytes;
     report.cacheBytes = cacheBytes;
@@ -233,9 +233,9 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
     margs.push_back(emu::KernelArg::buffer(toBytes(sinks), "sinks"));
   margs.push_back(
       emu::KernelArg::buffer(std::vector<uint8_t>(s * hq * d * 4), "out"));
-  if (llvm::Error err = launch(em, "decode_0_merge",
-                               {uint32_t(hq), uint32_t(s), 1}, margs,
-                               report.mergeStats))
+  if (llvm::Error err =
+          launch(em, "decode_0_merge", {uint32_t(hq), uint32_t(s), 1}, margs,
+                 report.mergeStats))
     return std::move(err);
   std::vector<float> out = fromBytes<float>(margs.back().bytes);
 
@@ -292,9 +292,9 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
       }
       for (int64_t i = 0; i < d; ++i) {
         int64_t idx = (si * hq + h) * d + i;
-        double bound = denom > 0 ? (std::ldexp(1.0, -8) + 1e-5) *
-                                       weighted[i] / denom
-                                 : 0.0;
+        double bound = denom > 0
+                           ? (std::ldexp(1.0, -8) + 1e-5) * weighted[i] / denom
+                           : 0.0;
         bound += 1e-6;
         double diff = std::fabs(double(out[idx]) - expected[idx]);
         if (!(diff <= bound))

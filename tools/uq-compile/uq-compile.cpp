@@ -58,7 +58,8 @@ int main(int argc, char **argv) {
   options.emit = *stage;
   options.partitionSize = partitionSize;
   auto result = uq::compileSource((*input)->getBuffer(),
-                                  inputFile == "-" ? std::string("<stdin>") : std::string(inputFile),
+                                  inputFile == "-" ? std::string("<stdin>")
+                                                   : std::string(inputFile),
                                   options);
   if (!result) {
     llvm::errs() << llvm::toString(result.takeError()) << "\n";

@@ -10,8 +10,8 @@
 #include "uq/Target/EmulatedAttention.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
@@ -71,8 +71,8 @@ int main(int argc, char **argv) {
       "  problem: {0} seq(s), {1} query heads / {2} KV heads (GQA {3}), "
       "head_dim {4}, block size {5}, {6} partition(s) of {7} tokens{8}\n",
       pb.seqLens.size(), pb.numQHeads, pb.numKVHeads,
-      pb.numQHeads / pb.numKVHeads, pb.headDim, pb.blockSize,
-      r.numPartitions, pb.partitionSize, pb.sinks ? ", sinks" : "");
+      pb.numQHeads / pb.numKVHeads, pb.headDim, pb.blockSize, r.numPartitions,
+      pb.partitionSize, pb.sinks ? ", sinks" : "");
   if (pb.gpuCacheWrite)
     llvm::outs() << llvm::formatv(
         "  cache write (GPU kernel): {0} of {1} cache bytes differ from the "

@@ -61,8 +61,8 @@ struct AttentionReport {
 
 /// Compiles and emulates `problem`; errors (compile, emulation, reference)
 /// come back as llvm::Error.
-llvm::Expected<AttentionReport> runEmulatedAttention(
-    const AttentionProblem &problem);
+llvm::Expected<AttentionReport>
+runEmulatedAttention(const AttentionProblem &problem);
 
 } // namespace uq
 

@@ -112,7 +112,8 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
   w.set("KSCALE", d / 2);
   w.set("VCODE", d / 2 + d / 32);
   w.set("VSCALE", d + d / 32);
-  w.set("SCALE2", f32Literal(static_cast<float>(p.softmaxScale / std::log(2.0))));
+  w.set("SCALE2",
+        f32Literal(static_cast<float>(p.softmaxScale / std::log(2.0))));
   w.set("INVSQRT", f64Literal(1.0 / std::sqrt(static_cast<double>(d))));
   w.set("LN2", f32Literal(static_cast<float>(std::log(2.0))));
 
@@ -424,7 +425,7 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
   // V tile -> LDS as bf16, transposed: vt[dim][token]. Lane l converts
   // token l % 32, dims [(l / 32) * D/2, (l / 32 + 1) * D/2).
   const int64_t halfD = d / 2;
-  const int64_t codeBytes = d / 4;  // per lane: D/2 dims, two per byte
+  const int64_t codeBytes = d / 4; // per lane: D/2 dims, two per byte
   const int64_t words = codeBytes / 4;
   w.set("HALFD", halfD);
   w.set("CODEB", codeBytes);

@@ -18,9 +18,9 @@ void KernelWriter::emit(llvm::StringRef text) {
       continue;
     }
     size_t j = i + 1;
-    while (j < text.size() &&
-           (std::isalnum(static_cast<unsigned char>(text[j])) ||
-            text[j] == '_'))
+    while (
+        j < text.size() &&
+        (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_'))
       ++j;
     // The longest known key that prefixes the identifier ("$QNx" is "$QN"
     // followed by "x").

@@ -26,10 +26,9 @@ std::string uq::kernels::mergeKernel(const MergeKernelParams &p) {
   w.set("RN", p.numSeqs * p.numQHeads * p.headDim);
   w.set("RT", p.resultType);
   w.set("LOG2E", f32Literal(static_cast<float>(1.0 / std::log(2.0))));
-  std::string sinkArg = p.hasSinks
-                            ? ", %sinks: memref<" + std::to_string(p.numQHeads) +
-                                  "xf32>"
-                            : "";
+  std::string sinkArg =
+      p.hasSinks ? ", %sinks: memref<" + std::to_string(p.numQHeads) + "xf32>"
+                 : "";
   w.set("SINKARG", sinkArg);
   w.emit(R"(
   gpu.func @$NAME(%out: memref<$ONxf32>, %mx: memref<$MNxf32>,

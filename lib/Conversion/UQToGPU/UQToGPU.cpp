@@ -94,19 +94,20 @@ LogicalResult checkUltraQuant(Operation *op, KVFormatAttr k, KVFormatAttr v,
   if (layout.getKind() != LayoutKind::vllm_slot)
     return op->emitOpError() << "has no gfx950 kernel for this cache layout";
   if (headDim != 64 && headDim != 128 && headDim != 256)
-    return op->emitOpError()
-           << "has no gfx950 kernel for head dimension " << headDim
-           << " (64, 128 and 256 are supported)";
+    return op->emitOpError() << "has no gfx950 kernel for head dimension "
+                             << headDim << " (64, 128 and 256 are supported)";
   return success();
 }
 
 LogicalResult checkStatic(Operation *op) {
   for (Type t : op->getOperandTypes())
-    if (auto shaped = dyn_cast<ShapedType>(t); shaped && !shaped.hasStaticShape())
+    if (auto shaped = dyn_cast<ShapedType>(t);
+        shaped && !shaped.hasStaticShape())
       return op->emitOpError()
              << "needs static shapes for the gfx950 kernels, got " << t;
   for (Type t : op->getResultTypes())
-    if (auto shaped = dyn_cast<ShapedType>(t); shaped && !shaped.hasStaticShape())
+    if (auto shaped = dyn_cast<ShapedType>(t);
+        shaped && !shaped.hasStaticShape())
       return op->emitOpError()
              << "needs static shapes for the gfx950 kernels, got " << t;
   return success();
@@ -190,26 +191,25 @@ FailureOr<KernelInfo> ConvertUQToGPUPass::partialKernel(
   return info;
 }
 
-KernelInfo ConvertUQToGPUPass::mergeKernelInfo(StringRef name,
-                                               int64_t numSeqs, int64_t hq,
-                                               int64_t parts, int64_t d,
-                                               bool sinks, Type resultType) {
+KernelInfo ConvertUQToGPUPass::mergeKernelInfo(StringRef name, int64_t numSeqs,
+                                               int64_t hq, int64_t parts,
+                                               int64_t d, bool sinks,
+                                               Type resultType) {
   MLIRContext *ctx = &getContext();
-  kernels::MergeKernelParams p{name.str(), numSeqs,  hq, parts,
-                           d,          sinks,    floatName(resultType)};
+  kernels::MergeKernelParams p{
+      name.str(), numSeqs, hq, parts, d, sinks, floatName(resultType)};
   KernelInfo info;
   info.name = p.name;
   info.op = "merge_partitions";
   info.text = kernels::mergeKernel(p);
   info.grid = {hq, numSeqs, 1};
   info.gridRule = "(num_q_heads, num_seqs, 1)";
-  info.args = {
-      argDesc(ctx, "partial_out", "f32", {numSeqs, hq, parts, d}, "read",
-              "normalised output of each partition"),
-      argDesc(ctx, "partial_max", "f32", {numSeqs, hq, parts}, "read",
-              "max logit of each partition"),
-      argDesc(ctx, "partial_sum", "f32", {numSeqs, hq, parts}, "read",
-              "sum of exp(logit - max) of each partition")};
+  info.args = {argDesc(ctx, "partial_out", "f32", {numSeqs, hq, parts, d},
+                       "read", "normalised output of each partition"),
+               argDesc(ctx, "partial_max", "f32", {numSeqs, hq, parts}, "read",
+                       "max logit of each partition"),
+               argDesc(ctx, "partial_sum", "f32", {numSeqs, hq, parts}, "read",
+                       "sum of exp(logit - max) of each partition")};
   if (sinks)
     info.args.push_back(argDesc(ctx, "sinks", "f32", {hq}, "read",
                                 "attention sink logit of each query head"));
@@ -254,20 +254,19 @@ void ConvertUQToGPUPass::runOnOperation() {
           failedAny = true;
           return;
         }
-        auto resultType =
-            cast<RankedTensorType>(attn.getResult().getType());
+        auto resultType = cast<RankedTensorType>(attn.getResult().getType());
         infos.push_back(std::move(*partial));
         infos.push_back(mergeKernelInfo(
-            base + "_merge", attn.getNumSeqs(), attn.getNumQueryHeads(),
-            parts, attn.getHeadDim(), static_cast<bool>(attn.getSinks()),
+            base + "_merge", attn.getNumSeqs(), attn.getNumQueryHeads(), parts,
+            attn.getHeadDim(), static_cast<bool>(attn.getSinks()),
             resultType.getElementType()));
         return;
       }
       if (auto attn = dyn_cast<DecodeAttentionPartialOp>(op)) {
         if (attn.getPartitionSize() != partitionSize) {
-          op->emitOpError() << "partition_size " << attn.getPartitionSize()
-                            << " differs from the pass option "
-                            << partitionSize.getValue();
+          op->emitOpError()
+              << "partition_size " << attn.getPartitionSize()
+              << " differs from the pass option " << partitionSize.getValue();
           failedAny = true;
           return;
         }
@@ -285,8 +284,7 @@ void ConvertUQToGPUPass::runOnOperation() {
       }
       if (auto merge = dyn_cast<MergePartitionsOp>(op)) {
         auto outType = cast<RankedTensorType>(merge.getOut().getType());
-        auto resultType =
-            cast<RankedTensorType>(merge.getResult().getType());
+        auto resultType = cast<RankedTensorType>(merge.getResult().getType());
         infos.push_back(mergeKernelInfo(
             base + "_merge", outType.getDimSize(0), outType.getDimSize(1),
             outType.getDimSize(2), outType.getDimSize(3),
@@ -322,16 +320,15 @@ void ConvertUQToGPUPass::runOnOperation() {
         info.gridRule = "(num_tokens, num_kv_heads, 2): z = 0 writes K, "
                         "z = 1 writes V";
         ArrayRef<int64_t> kvShape = keyType.getShape();
-        info.args = {
-            argDesc(ctx, "key", p.inputType, kvShape, "read",
-                    "new keys [num_tokens, num_kv_heads, head_dim]"),
-            argDesc(ctx, "value", p.inputType, kvShape, "read",
-                    "new values [num_tokens, num_kv_heads, head_dim]"),
-            argDesc(ctx, "slot_mapping", "i64", {p.numTokens}, "read",
-                    "cache slot of each token (block * block_size + "
-                    "offset); negative = skip"),
-            argDesc(ctx, "cache", "u8", cacheType.getShape(), "read_write",
-                    "paged KV cache, updated in place")};
+        info.args = {argDesc(ctx, "key", p.inputType, kvShape, "read",
+                             "new keys [num_tokens, num_kv_heads, head_dim]"),
+                     argDesc(ctx, "value", p.inputType, kvShape, "read",
+                             "new values [num_tokens, num_kv_heads, head_dim]"),
+                     argDesc(ctx, "slot_mapping", "i64", {p.numTokens}, "read",
+                             "cache slot of each token (block * block_size + "
+                             "offset); negative = skip"),
+                     argDesc(ctx, "cache", "u8", cacheType.getShape(),
+                             "read_write", "paged KV cache, updated in place")};
         infos.push_back(std::move(info));
         return;
       }
@@ -390,8 +387,7 @@ void ConvertUQToGPUPass::runOnOperation() {
         builder.getNamedAttr("op", builder.getStringAttr(k.op)),
         builder.getNamedAttr("grid", builder.getDenseI64ArrayAttr(k.grid)),
         builder.getNamedAttr("grid_rule", builder.getStringAttr(k.gridRule)),
-        builder.getNamedAttr("block",
-                             builder.getDenseI64ArrayAttr({64, 1, 1})),
+        builder.getNamedAttr("block", builder.getDenseI64ArrayAttr({64, 1, 1})),
         builder.getNamedAttr("args", builder.getArrayAttr(k.args))};
     descs.push_back(builder.getDictionaryAttr(fields));
   }

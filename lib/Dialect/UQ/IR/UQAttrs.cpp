@@ -148,7 +148,8 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
       group = value;
     } else if (key == "scale") {
       if (duplicate(scale.has_value()) ||
-          !parseEnum([](StringRef v) { return symbolizeScaleEncoding(v); }, scale, "none or ue8m0"))
+          !parseEnum([](StringRef v) { return symbolizeScaleEncoding(v); },
+                     scale, "none or ue8m0"))
         return {};
     } else if (key == "c") {
       double value;
@@ -157,7 +158,8 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
       c = value;
     } else if (key == "rotation") {
       if (duplicate(rotation.has_value()) ||
-          !parseEnum([](StringRef v) { return symbolizeRotation(v); }, rotation, "none or hadamard"))
+          !parseEnum([](StringRef v) { return symbolizeRotation(v); }, rotation,
+                     "none or hadamard"))
         return {};
     } else if (key == "rounding") {
       if (duplicate(rounding.has_value()) ||
@@ -176,7 +178,8 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
   ScaleEncoding s = scale.value_or(defaultScale(*element));
   return parser.getChecked<KVFormatAttr>(
       loc, ctx, *element, group.value_or(defaultGroup(s)), s,
-      llvm::APFloat(c.value_or(defaultC(*element))), rotation.value_or(Rotation::none),
+      llvm::APFloat(c.value_or(defaultC(*element))),
+      rotation.value_or(Rotation::none),
       rounding.value_or(defaultRounding(*element)));
 }
 
@@ -196,11 +199,10 @@ void KVFormatAttr::print(AsmPrinter &printer) const {
   printer << ">";
 }
 
-LogicalResult
-KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     ElementCode element, unsigned groupSize,
-                     ScaleEncoding scale, llvm::APFloat cValue,
-                     Rotation rotation, Rounding rounding) {
+LogicalResult KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ElementCode element, unsigned groupSize,
+                                   ScaleEncoding scale, llvm::APFloat cValue,
+                                   Rotation rotation, Rounding rounding) {
   double c = cValue.convertToDouble();
   if (scale == ScaleEncoding::none) {
     if (element == ElementCode::fp4_e2m1)

@@ -34,8 +34,8 @@ std::string dimText(int64_t d) {
 LogicalResult verifyRank(Operation *op, RankedTensorType type, int64_t rank,
                          StringRef what) {
   if (type.getRank() != rank)
-    return op->emitOpError() << what << " must have rank " << rank << ", got "
-                             << type;
+    return op->emitOpError()
+           << what << " must have rank " << rank << ", got " << type;
   return success();
 }
 
@@ -45,9 +45,8 @@ LogicalResult verifyDim(Operation *op, RankedTensorType type, int64_t dim,
                         int64_t expected, StringRef what, StringRef meaning) {
   if (!compatibleDim(type.getDimSize(dim), expected))
     return op->emitOpError()
-           << what << " dimension " << dim << " (" << meaning
-           << ") must be " << dimText(expected) << ", got "
-           << dimText(type.getDimSize(dim));
+           << what << " dimension " << dim << " (" << meaning << ") must be "
+           << dimText(expected) << ", got " << dimText(type.getDimSize(dim));
   return success();
 }
 
@@ -61,8 +60,7 @@ LogicalResult verifyHeadDim(Operation *op, int64_t d, KVFormatAttr format,
   if (format.hasScales() && d % format.getGroupSize() != 0)
     return op->emitOpError()
            << what << " head dimension " << d
-           << " must be a multiple of the group size "
-           << format.getGroupSize();
+           << " must be a multiple of the group size " << format.getGroupSize();
   if (format.isRotated() && !llvm::isPowerOf2_64(d))
     return op->emitOpError() << what << " head dimension " << d
                              << " must be a power of two for the "
@@ -75,14 +73,14 @@ LogicalResult verifyLeadingDims(Operation *op, RankedTensorType a,
                                 RankedTensorType b, StringRef aName,
                                 StringRef bName) {
   if (a.getRank() != b.getRank())
-    return op->emitOpError() << aName << " and " << bName
-                             << " must have the same rank, got " << a
-                             << " and " << b;
+    return op->emitOpError()
+           << aName << " and " << bName << " must have the same rank, got " << a
+           << " and " << b;
   for (int64_t i = 0; i + 1 < a.getRank(); ++i)
     if (!compatibleDim(a.getDimSize(i), b.getDimSize(i)))
-      return op->emitOpError() << aName << " and " << bName
-                               << " must agree on dimension " << i << ", got "
-                               << a << " and " << b;
+      return op->emitOpError()
+             << aName << " and " << bName << " must agree on dimension " << i
+             << ", got " << a << " and " << b;
   return success();
 }
 
@@ -162,9 +160,8 @@ static LogicalResult verifyCodedShapes(Operation *op, RankedTensorType values,
            << ", got " << codes.getElementType();
   if (failed(verifyLeadingDims(op, values, codes, "values", "codes")))
     return failure();
-  int64_t codeDim = format.getElement() == ElementCode::bf16
-                        ? d
-                        : format.getCodeBytes(d);
+  int64_t codeDim =
+      format.getElement() == ElementCode::bf16 ? d : format.getCodeBytes(d);
   if (failed(verifyDim(op, codes, codes.getRank() - 1, codeDim, "codes",
                        "bytes of codes per row")))
     return failure();
@@ -230,8 +227,7 @@ LogicalResult CacheWriteOp::verify() {
 //===----------------------------------------------------------------------===//
 
 /// Checks shared by decode_attention and decode_attention_partial.
-template <typename OpTy>
-static LogicalResult verifyAttentionOperands(OpTy op) {
+template <typename OpTy> static LogicalResult verifyAttentionOperands(OpTy op) {
   RankedTensorType query = op.getQueryType();
   if (failed(verifyRank(op, query, 3, "query")))
     return failure();
@@ -245,9 +241,9 @@ static LogicalResult verifyAttentionOperands(OpTy op) {
   if (ShapedType::isDynamic(hkv) || hkv <= 0)
     return op.emitOpError("cache KV heads must be static and positive");
   if (hq % hkv != 0)
-    return op.emitOpError() << "query heads (" << hq
-                            << ") must be a multiple of KV heads (" << hkv
-                            << ")";
+    return op.emitOpError()
+           << "query heads (" << hq << ") must be a multiple of KV heads ("
+           << hkv << ")";
   if (hq / hkv > kMaxGroupSize)
     return op.emitOpError()
            << "GQA ratio " << hq / hkv << " exceeds " << kMaxGroupSize
@@ -262,8 +258,8 @@ static LogicalResult verifyAttentionOperands(OpTy op) {
     return failure();
   RankedTensorType lens = tensorType(op.getSeqLens());
   if (failed(verifyRank(op, lens, 1, "seq_lens")) ||
-      failed(verifyDim(op, lens, 0, query.getDimSize(0), "seq_lens",
-                       "sequences")))
+      failed(
+          verifyDim(op, lens, 0, query.getDimSize(0), "seq_lens", "sequences")))
     return failure();
   float scale = op.getScale().convertToFloat();
   if (!std::isfinite(scale))
@@ -305,16 +301,16 @@ LogicalResult DecodeAttentionPartialOp::verify() {
     return emitOpError() << "max and sum must have the same type, got " << max
                          << " and " << sum;
   RankedTensorType query = getQueryType();
-  if (failed(verifyDim(*this, out, 0, query.getDimSize(0), "out",
-                       "sequences")) ||
+  if (failed(
+          verifyDim(*this, out, 0, query.getDimSize(0), "out", "sequences")) ||
       failed(verifyDim(*this, out, 1, query.getDimSize(1), "out",
                        "query heads")) ||
       failed(verifyDim(*this, out, 3, query.getDimSize(2), "out",
                        "head dimension")))
     return failure();
   for (int64_t i = 0; i < 3; ++i)
-    if (failed(verifyDim(*this, max, i, out.getDimSize(i), "max",
-                         "same as out")))
+    if (failed(
+            verifyDim(*this, max, i, out.getDimSize(i), "max", "same as out")))
       return failure();
   int64_t maxBlocks = getMaxBlocksPerSeq();
   if (out.isDynamicDim(2) || ShapedType::isDynamic(maxBlocks))
@@ -341,8 +337,8 @@ LogicalResult MergePartitionsOp::verify() {
     return emitOpError() << "max and sum must have the same type, got " << max
                          << " and " << sum;
   for (int64_t i = 0; i < 3; ++i)
-    if (failed(verifyDim(*this, max, i, out.getDimSize(i), "max",
-                         "same as out")))
+    if (failed(
+            verifyDim(*this, max, i, out.getDimSize(i), "max", "same as out")))
       return failure();
   if (getSinks()) {
     RankedTensorType sinks = tensorType(getSinks());

@@ -1,0 +1,20 @@
+// RUN: not uq-compile %s --emit=bogus -o %t 2>&1 | FileCheck %s --check-prefix=EMIT
+// RUN: not uq-compile %s --chip=gfx942 -o %t.hsaco 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not uq-compile %t.does-not-exist.mlir -o %t.hsaco 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not uq-compile %s --emit=hsaco 2>&1 | FileCheck %s --check-prefix=NOOUT
+// RUN: not uq-compile %S/Inputs/bad-ir.mlir -o %t.bad.hsaco 2>&1 | FileCheck %s --check-prefix=BADIR
+// RUN: not test -e %t.bad.hsaco
+// RUN: not uq-compile %S/Inputs/no-kernel.mlir -o %t.none.hsaco 2>&1 | FileCheck %s --check-prefix=NOKERNEL
+// RUN: not test -e %t.none.hsaco
+
+// uq-compile's errors: each names what is wrong, and nothing is written.
+// EMIT: error: unknown --emit stage 'bogus' (expected linalg, kernel, rocdl, llvmir, isa or hsaco)
+// CHIP: chip 'gfx942' is not supported: uq's kernels need gfx950's scaled MFMA
+// MISSING: error: cannot read '{{.*}}does-not-exist.mlir'
+// NOOUT: error: a code object needs an output file (-o OUT.hsaco)
+// BADIR: bad-ir.mlir:3:{{[0-9]+}}: error: 'uq.decode_attention' op query heads (6) must be a multiple of KV heads (4)
+// NOKERNEL: the input has no uq op with a gfx950 kernel
+func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>) -> tensor<1x4x128xf32> {
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x4x128xf32>
+  return %o : tensor<1x4x128xf32>
+}
