@@ -428,6 +428,27 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
   return text;
 }
 
+/// Runs a textual pipeline on `module`. A pipeline anchored on
+/// `builtin.module(...)` runs as written; anything else
+/// (`func.func(canonicalize)`, `convert-uq-to-linalg`) is nested in
+/// `builtin.module(...)` first.
+llvm::Error runTextualPipeline(ModuleOp module, llvm::StringRef pipeline,
+                               const DiagnosticCollector &diags) {
+  std::string text = pipeline.trim().str();
+  if (!llvm::StringRef(text).starts_with("builtin.module("))
+    text = "builtin.module(" + text + ")";
+  std::string err;
+  llvm::raw_string_ostream errOs(err);
+  FailureOr<OpPassManager> parsed = parsePassPipeline(text, errOs);
+  if (failed(parsed))
+    return makeError("bad pass pipeline '" + pipeline + "': " + err);
+  PassManager pm(module->getContext());
+  static_cast<OpPassManager &>(pm) = std::move(*parsed);
+  if (failed(pm.run(module)))
+    return diags.error("the pass pipeline '" + pipeline.str() + "' failed");
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
@@ -441,13 +462,8 @@ llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
       parseSourceString<ModuleOp>(source, ParserConfig(&ctx), "input");
   if (!module)
     return diags.error("cannot parse the input");
-  PassManager pm(&ctx);
-  std::string err;
-  llvm::raw_string_ostream errOs(err);
-  if (failed(parsePassPipeline(pipeline, pm, errOs)))
-    return makeError("bad pass pipeline '" + pipeline + "': " + err);
-  if (failed(pm.run(*module)))
-    return diags.error("the pipeline failed");
+  if (llvm::Error err = runTextualPipeline(*module, pipeline, diags))
+    return std::move(err);
   return printOp(module->getOperation());
 }
 
@@ -470,14 +486,9 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
 
   CompileResult result;
   if (options.emit == EmitStage::Linalg) {
-    PassManager pm(&ctx);
-    std::string err;
-    llvm::raw_string_ostream errOs(err);
-    if (failed(parsePassPipeline("builtin.module(convert-uq-to-linalg)", pm,
-                                 errOs)))
-      return makeError("convert-uq-to-linalg is not available: " + err);
-    if (failed(pm.run(*module)))
-      return diags.error("convert-uq-to-linalg failed");
+    if (llvm::Error err =
+            runTextualPipeline(*module, "convert-uq-to-linalg", diags))
+      return std::move(err);
     result.output = printOp(module->getOperation());
     return result;
   }

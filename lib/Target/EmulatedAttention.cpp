@@ -60,6 +60,31 @@ Tensor makeTensor(std::mt19937_64 &rng, size_t n, float scale,
   return t;
 }
 
+/// Replaces the first `given.size()` values of `t` (element type `dtype`).
+llvm::Error overwrite(Tensor &t, const std::vector<float> &given, size_t offset,
+                      llvm::StringRef dtype, llvm::StringRef what) {
+  if (given.empty())
+    return llvm::Error::success();
+  if (offset + given.size() > t.values.size())
+    return makeError("too many " + what +
+                     " values: " + llvm::Twine(given.size()) + " for " +
+                     llvm::Twine(t.values.size() - offset));
+  for (size_t i = 0; i < given.size(); ++i) {
+    float x = given[i];
+    t.values[offset + i] = x;
+    if (dtype == "bf16") {
+      uint16_t bits = ref::floatToBf16(x);
+      if (ref::bf16ToFloat(bits) != x && !std::isnan(x))
+        return makeError(what + " value " + llvm::Twine(i) +
+                         " is not bf16-representable");
+      std::memcpy(&t.bytes[(offset + i) * 2], &bits, 2);
+    } else {
+      std::memcpy(&t.bytes[(offset + i) * 4], &x, 4);
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error launch(emu::Emulator &em, llvm::StringRef kernel,
                    std::array<uint32_t, 3> grid,
                    std::vector<emu::KernelArg> &args, emu::Stats &stats) {
@@ -122,6 +147,19 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   std::normal_distribution<float> sinkDist(1.0f, 1.0f);
   for (float &x : sinks)
     x = sinkDist(rng);
+  // Given data replaces the random values (the skipped extra token keeps
+  // its random row).
+  if (llvm::Error err = overwrite(q, pb.query, 0, pb.dtype, "query"))
+    return std::move(err);
+  if (llvm::Error err = overwrite(k, pb.key, 0, pb.dtype, "key"))
+    return std::move(err);
+  if (llvm::Error err = overwrite(v, pb.value, 0, pb.dtype, "value"))
+    return std::move(err);
+  if (!pb.sinkValues.empty()) {
+    if (pb.sinkValues.size() != sinks.size())
+      return makeError("sinkValues must have one value per query head");
+    sinks = pb.sinkValues;
+  }
 
   ref::Format kf = ref::keyFormat(), vf = ref::valueFormat();
   const int64_t slotBytes = ref::slotBytes(kf, vf, d);
@@ -139,7 +177,9 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
 
   // The uq program: one cache write, one decode attention.
   AttentionReport report;
-  const float softmaxScale = 1.0f / std::sqrt(static_cast<float>(d));
+  const float softmaxScale = pb.softmaxScale > 0
+                                 ? pb.softmaxScale
+                                 : 1.0f / std::sqrt(static_cast<float>(d));
   std::string dt = pb.dtype;
   std::string cacheT = llvm::formatv("tensor<{0}x{1}x{2}x{3}xi8>", numBlocks,
                                      bs, hkv, slotBytes);
@@ -154,6 +194,10 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
       "{k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, "
       "v_format = #uq.kv_format<fp4_e2m1>, "
       "layout = #uq.cache_layout<vllm_slot>}";
+  // The f32 bit pattern: the exact scale, whatever its decimal digits.
+  uint32_t scaleBits;
+  std::memcpy(&scaleBits, &softmaxScale, 4);
+  std::string scaleLiteral = llvm::formatv("{0:x8}", scaleBits).str();
   std::string ir;
   ir += llvm::formatv("func.func @write(%k: {0}, %v: {0}, %s: tensor<{1}xi64>, "
                       "%c: {2}) -> {2} {{\n",
@@ -168,8 +212,7 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
                       pb.sinks ? ", %sinks: " + sinkT : "", outT);
   ir += llvm::formatv("  %o = uq.decode_attention %q, %c, %bt, %lens{0} scale "
                       "{1} {2} : ({3}, {4}, {5}, {6}{7}) -> {8}\n",
-                      pb.sinks ? " sinks %sinks" : "",
-                      llvm::formatv("{0:e}", softmaxScale).str(), attrs, qT,
+                      pb.sinks ? " sinks %sinks" : "", scaleLiteral, attrs, qT,
                       cacheT, btT, lensT, pb.sinks ? ", " + sinkT : "", outT);
   ir += llvm::formatv("  return %o : {0}\n}\n", outT);
   report.ir = ir;
@@ -306,6 +349,7 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
     }
   }
   report.numOutputs = s * hq * d;
+  report.output = out;
   report.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
   return report;
 }

@@ -38,6 +38,13 @@ struct AttentionProblem {
   uint64_t seed = 1;
   /// Standard deviation of the random K, V and Q values.
   float scale = 1.0f;
+  /// Softmax scale; 0 means 1/sqrt(headDim).
+  float softmaxScale = 0.0f;
+  /// Given data instead of random values (each empty = random): the query
+  /// [seqs, q heads, D]; keys and values [sum(seqLens), kv heads, D] in
+  /// sequence-major token order; sinks [q heads]. With dtype bf16 the values
+  /// must be bf16-representable.
+  std::vector<float> query, key, value, sinkValues;
 };
 
 /// What the run measured.
@@ -55,6 +62,8 @@ struct AttentionReport {
   double relL2 = 0, maxAbsError = 0;
   int64_t outsideBound = 0;
   int64_t numOutputs = 0;
+  /// The kernels' output [seqs, q heads, D].
+  std::vector<float> output;
   emu::Stats writeStats, partialStats, mergeStats;
   int64_t numPartitions = 0;
 };
