@@ -375,8 +375,16 @@ CPUProgram::run(std::vector<HostTensor> &args) {
     int64_t eb = storageBytes(s.dtype);
     t.data.resize(static_cast<size_t>(t.numElements() * eb));
     const auto *base = reinterpret_cast<const uint8_t *>(w[1]) + w[2] * eb;
+    bool contiguous = true;
+    for (int64_t i = static_cast<int64_t>(r) - 1, stride = 1; i >= 0; --i) {
+      if (t.shape[i] != 1 && w[3 + r + i] != stride)
+        contiguous = false;
+      stride *= t.shape[i];
+    }
     std::vector<int64_t> idx(r, 0);
-    for (int64_t n = 0, e = t.numElements(); n < e; ++n) {
+    if (contiguous && !t.data.empty())
+      std::memcpy(t.data.data(), base, t.data.size());
+    for (int64_t n = 0, e = contiguous ? 0 : t.numElements(); n < e; ++n) {
       int64_t off = 0;
       for (size_t i = 0; i < r; ++i)
         off += idx[i] * w[3 + r + i];

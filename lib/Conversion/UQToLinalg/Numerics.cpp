@@ -82,24 +82,29 @@ Value ScalarEmitter::fp4Encode(Value x, bool tiesDown) {
                                     2.5f,  3.5f,  5.0f};
   Value u = bits(x);
   Value neg = arith::CmpIOp::create(b, loc, CmpIPredicate::slt, u, i32(0));
-  Value a = fromBits(arith::AndIOp::create(b, loc, u, i32(0x7FFFFFFF)));
-  // mag = number of midpoints the magnitude moves past. NaN compares false
-  // everywhere and gives 0.
+  Value absBits = arith::AndIOp::create(b, loc, u, i32(0x7FFFFFFF));
+  // Ties down: a negative value on a midpoint moves up in magnitude, i.e.
+  // |x| >= mid counts for x < 0 and |x| > mid for x >= 0. For finite |x|,
+  // |x| >= mid iff nextup(|x|) > mid, and nextup is +1 on the bits, so one
+  // strict comparison per midpoint decides both signs. (Inf and NaN keep
+  // their bits: Inf saturates, NaN compares false everywhere and gives 0.)
+  Value a;
+  if (tiesDown) {
+    Value finite = arith::CmpIOp::create(b, loc, CmpIPredicate::ult, absBits,
+                                         i32(0x7F800000));
+    Value bump = arith::ExtUIOp::create(
+        b, loc, b.getI32Type(), arith::AndIOp::create(b, loc, neg, finite));
+    a = fromBits(arith::AddIOp::create(b, loc, absBits, bump));
+  } else {
+    a = fromBits(absBits);
+  }
+  // mag = number of midpoints the magnitude moves past.
   Value mag = i32(0);
   for (int i = 0; i < 7; ++i) {
-    Value mid = f32(kMid[i]);
-    Value up = arith::CmpFOp::create(b, loc, CmpFPredicate::OGT, a, mid);
-    Value tie = arith::CmpFOp::create(b, loc, CmpFPredicate::OEQ, a, mid);
-    Value tieUp;
-    if (tiesDown) {
-      // Ties to the more negative level: a larger magnitude for x < 0.
-      tieUp = arith::AndIOp::create(b, loc, tie, neg);
-    } else if ((i + 1) % 2 == 0) {
-      // Ties to the code with a clear mantissa bit (the even code i + 1).
-      tieUp = tie;
-    }
-    if (tieUp)
-      up = arith::OrIOp::create(b, loc, up, tieUp);
+    // Nearest-even: a tie goes up to the even code i + 1 when i is odd.
+    CmpFPredicate pred = (!tiesDown && (i + 1) % 2 == 0) ? CmpFPredicate::OGE
+                                                         : CmpFPredicate::OGT;
+    Value up = arith::CmpFOp::create(b, loc, pred, a, f32(kMid[i]));
     mag = arith::AddIOp::create(
         b, loc, mag, arith::ExtUIOp::create(b, loc, b.getI32Type(), up));
   }
@@ -159,6 +164,16 @@ Value ScalarEmitter::ue8m0ScaleByte(Value absmaxBits, double c) {
 
 Value ScalarEmitter::e8m0Normal(Value byte) {
   return fromBits(arith::ShLIOp::create(b, loc, byte, i32(23)));
+}
+
+Value ScalarEmitter::e8m0Reciprocal(Value byte) {
+  // 2^(127 - byte): biased exponent 254 - byte; byte 254 gives the
+  // subnormal 2^-127 (0x00400000).
+  Value normal = arith::ShLIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, i32(254), byte), i32(23));
+  Value top = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, byte, i32(254));
+  return fromBits(
+      arith::SelectOp::create(b, loc, top, i32(0x00400000), normal));
 }
 
 Value ScalarEmitter::e8m0Decode(Value byte) {

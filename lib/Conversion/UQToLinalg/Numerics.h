@@ -64,6 +64,9 @@ public:
   mlir::Value e8m0Decode(mlir::Value byte);
   /// 2^(byte - 127) for byte in 1..254 (a normal f32).
   mlir::Value e8m0Normal(mlir::Value byte);
+  /// 2^(127 - byte) for byte in 1..254 (exact; 2^-127 is subnormal), so
+  /// that x * e8m0Reciprocal(b) is the correctly rounded x / 2^(b - 127).
+  mlir::Value e8m0Reciprocal(mlir::Value byte);
 
   /// OCP FP8 E4M3FN byte (i32 in 0..255) of an f32: RNE with subnormals;
   /// NaN, Inf and values rounding above 448 give NaN (0x7f with the sign).

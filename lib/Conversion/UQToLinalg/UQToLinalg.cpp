@@ -210,6 +210,49 @@ public:
         b, loc, x, ArrayRef<ReassociationIndices>{{0}, tail});
   }
 
+  /// Rows per tile of the row-coding ops: their temporaries (the f64
+  /// rotation stages above all) then stay in cache instead of being
+  /// allocated at full size, and each tile's chain runs while hot.
+  static constexpr int64_t kRowTile = 64;
+
+  /// Applies \p fn to consecutive tiles of at most kRowTile rows of the
+  /// rows [N, D] \p x2 and concatenates its results, whose element types
+  /// and widths are \p results. Without a loop when N <= kRowTile.
+  SmallVector<Value>
+  tiledRows(Value x2, ArrayRef<std::pair<Type, int64_t>> results,
+            function_ref<SmallVector<Value>(Lowering &, Value)> fn) {
+    int64_t n = staticDim(x2, 0);
+    if (!ShapedType::isDynamic(n) && n <= kRowTile)
+      return fn(*this, x2);
+    int64_t dd = staticDim(x2, 1);
+    Value rows = dimValue(x2, 0);
+    SmallVector<Value> inits;
+    for (auto [t, w] : results)
+      inits.push_back(empty({dim(x2, 0), b.getIndexAttr(w)}, t));
+    auto loop = scf::ForOp::create(
+        b, loc, s.index(0), rows, s.index(kRowTile), inits,
+        [&](OpBuilder &lb, Location ll, Value i, ValueRange acc) {
+          Lowering in(lb, ll, options);
+          Value left = arith::SubIOp::create(lb, ll, rows, i);
+          Value cnt =
+              arith::MinSIOp::create(lb, ll, left, in.s.index(kRowTile));
+          OpFoldResult z = lb.getIndexAttr(0);
+          Value tile = in.extractAt(
+              x2,
+              RankedTensorType::get({ShapedType::kDynamic, dd},
+                                    elementType(x2)),
+              {i, z}, {cnt, lb.getIndexAttr(dd)});
+          SmallVector<Value> parts = fn(in, tile);
+          SmallVector<Value> next;
+          for (auto [k, part] : llvm::enumerate(parts))
+            next.push_back(in.insertAt(
+                part, acc[k], {i, z},
+                {cnt, lb.getIndexAttr(results[k].second)}));
+          scf::YieldOp::create(lb, ll, next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+
   //===--------------------------------------------------------------------===//
   // Rotation
   //===--------------------------------------------------------------------===//
@@ -332,11 +375,12 @@ public:
         [&](ScalarEmitter &es, ValueRange a) -> Value {
           OpBuilder &nb = es.builder();
           Location l = es.location();
-          // x / 2^e, correctly rounded as the reference's ldexp.
-          Value scale = es.e8m0Normal(a[2]);
-          Value cLo = es.fp4Encode(arith::DivFOp::create(nb, l, a[0], scale),
+          // x * 2^-e: one correctly rounded multiply by an exact power of
+          // two, the same value as the reference's ldexp(x, -e).
+          Value inv = es.e8m0Reciprocal(a[2]);
+          Value cLo = es.fp4Encode(arith::MulFOp::create(nb, l, a[0], inv),
                                    tiesDown);
-          Value cHi = es.fp4Encode(arith::DivFOp::create(nb, l, a[1], scale),
+          Value cHi = es.fp4Encode(arith::MulFOp::create(nb, l, a[1], inv),
                                    tiesDown);
           Value both = arith::OrIOp::create(
               nb, l, cLo, arith::ShLIOp::create(nb, l, cHi, es.i32(4)));
@@ -780,11 +824,17 @@ struct RotateLowering : UQPattern<RotateOp> {
     Lowering l(rewriter, op.getLoc(), options);
     Value x = op.getInput();
     Type elem = Lowering::elementType(x);
-    Value r = l.rotateRowsF32(l.flattenRows(x));
-    if (!elem.isF32())
-      r = l.elementwise({r}, elem, [&](ScalarEmitter &es, ValueRange a) {
-        return es.fromF32(a[0], elem);
-      });
+    int64_t dd = Lowering::staticDim(x, Lowering::rank(x) - 1);
+    Value r = l.tiledRows(
+        l.flattenRows(x), {{elem, dd}},
+        [&](Lowering &t, Value rows) -> SmallVector<Value> {
+          Value f = t.rotateRowsF32(rows);
+          if (!elem.isF32())
+            f = t.elementwise({f}, elem, [&](ScalarEmitter &es, ValueRange a) {
+              return es.fromF32(a[0], elem);
+            });
+          return {f};
+        })[0];
     rewriter.replaceOp(op, l.castTo(l.unflattenRows(r, x), op.getType()));
     return success();
   }
@@ -799,28 +849,41 @@ struct QuantizeLowering : UQPattern<QuantizeOp> {
       return rewriter.notifyMatchFailure(op, unsupportedFormat(format));
     Lowering l(rewriter, op.getLoc(), options);
     Value x = op.getInput();
-    Value xf = l.codedDomainRows(l.flattenRows(x), format);
-    SmallVector<Value> results;
+    int64_t dd = Lowering::staticDim(x, Lowering::rank(x) - 1);
+    SmallVector<std::pair<Type, int64_t>> kinds;
+    Type i8 = rewriter.getI8Type(), bf16 = rewriter.getBF16Type();
     switch (format.getElement()) {
-    case ElementCode::fp4_e2m1: {
-      auto [codes, scales] = l.encodeFp4(xf, format);
-      results.push_back(l.unflattenRows(codes, x));
-      results.push_back(l.unflattenRows(scales, x));
+    case ElementCode::fp4_e2m1:
+      kinds = {{i8, format.getCodeBytes(dd)}, {i8, format.getScaleBytes(dd)}};
       break;
-    }
     case ElementCode::fp8_e4m3:
-      results.push_back(l.unflattenRows(l.encodeFp8(xf), x));
+      kinds = {{i8, dd}};
       break;
-    case ElementCode::bf16: {
-      Type bf16 = rewriter.getBF16Type();
-      Value c = l.elementwise({xf}, bf16, [&](ScalarEmitter &es,
-                                               ValueRange a) {
-        return es.fromF32(a[0], bf16);
-      });
-      results.push_back(l.unflattenRows(c, x));
+    case ElementCode::bf16:
+      kinds = {{bf16, dd}};
       break;
     }
-    }
+    SmallVector<Value> results = l.tiledRows(
+        l.flattenRows(x), kinds,
+        [&](Lowering &t, Value rows) -> SmallVector<Value> {
+          Value xf = t.codedDomainRows(rows, format);
+          switch (format.getElement()) {
+          case ElementCode::fp4_e2m1: {
+            auto [codes, scales] = t.encodeFp4(xf, format);
+            return {codes, scales};
+          }
+          case ElementCode::fp8_e4m3:
+            return {t.encodeFp8(xf)};
+          case ElementCode::bf16:
+            return {t.elementwise({xf}, bf16,
+                                  [&](ScalarEmitter &es, ValueRange a) {
+                                    return es.fromF32(a[0], bf16);
+                                  })};
+          }
+          llvm_unreachable("unknown element code");
+        });
+    for (Value &r : results)
+      r = l.unflattenRows(r, x);
     for (auto [i, r] : llvm::enumerate(results))
       results[i] = l.castTo(r, op->getResult(i).getType());
     rewriter.replaceOp(op, results);
@@ -879,7 +942,19 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
     auto encode = [&](Value x, KVFormatAttr f) {
       Value x2 = tensor::CollapseShapeOp::create(
           b, loc, x, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-      auto [codes, scales] = l.encodeRowBytes(l.codedDomainRows(x2, f), f);
+      SmallVector<std::pair<Type, int64_t>> kinds = {
+          {b.getI8Type(), f.getCodeBytes(dd)}};
+      if (f.hasScales())
+        kinds.push_back({b.getI8Type(), f.getScaleBytes(dd)});
+      SmallVector<Value> parts = l.tiledRows(
+          x2, kinds, [&](Lowering &t, Value rows) -> SmallVector<Value> {
+            auto [c, s] = t.encodeRowBytes(t.codedDomainRows(rows, f), f);
+            if (s)
+              return {c, s};
+            return {c};
+          });
+      Value codes = parts[0];
+      Value scales = parts.size() > 1 ? parts[1] : Value();
       auto split = [&](Value t) -> Value {
         if (!t)
           return t;
