@@ -29,8 +29,9 @@ void uq::buildCPUPipeline(OpPassManager &pm,
   ConvertUQToLinalgPassOptions toLinalg;
   toLinalg.rotationArithmetic = options.rotationArithmetic;
   pm.addPass(createConvertUQToLinalgPass(toLinalg));
-  // Fold the reshapes and constants of the lowering while still on tensors.
-  pm.addPass(createCanonicalizerPass());
+  // Share the lowering's constants; no canonicalization on tensors, which
+  // would fold the copying generics that let bufferization write slots and
+  // row tiles in place (it runs after bufferization instead).
   pm.addPass(createCSEPass());
 
   // Tensors -> buffers, module-wide so that function arguments and results
@@ -46,6 +47,9 @@ void uq::buildCPUPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // The clones and deallocs it inserts -> memref.alloc/copy/dealloc.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Fold reshapes, subviews and constants on buffers.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 
   // linalg on buffers -> scf loops in iterator order (keeps the reference's
   // summation order), then affine/strided metadata -> arith.

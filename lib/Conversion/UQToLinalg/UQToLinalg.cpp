@@ -245,7 +245,7 @@ public:
           SmallVector<Value> parts = fn(in, tile);
           SmallVector<Value> next;
           for (auto [k, part] : llvm::enumerate(parts))
-            next.push_back(in.insertAt(
+            next.push_back(in.copyInto(
                 part, acc[k], {i, z},
                 {cnt, lb.getIndexAttr(results[k].second)}));
           scf::YieldOp::create(lb, ll, next);
@@ -737,6 +737,21 @@ public:
                                          strides);
   }
 
+  /// insertAt through a copying linalg.generic into the matching
+  /// extract_slice of \p dest: bufferization then writes in place into the
+  /// destination's subview with compiled loops instead of a strided
+  /// memref.copy (a runtime call that moves one element at a time).
+  Value copyInto(Value src, Value dest, ArrayRef<OpFoldResult> offsets,
+                 ArrayRef<OpFoldResult> sizes_) {
+    Value window = extractAt(dest, cast<RankedTensorType>(src.getType()),
+                             offsets, sizes_);
+    int64_t r = rank(src);
+    SmallVector<IteratorType> its(r, kPar);
+    Value copied = generic({src}, window, {id(r), id(r)}, its,
+                           [](ScalarEmitter &, ValueRange x) { return x[0]; });
+    return insertAt(copied, dest, offsets, sizes_);
+  }
+
   Value extractAt(Value src, RankedTensorType type,
                   ArrayRef<OpFoldResult> offsets,
                   ArrayRef<OpFoldResult> sizes_) {
@@ -970,14 +985,23 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
     };
     auto [kc, ks] = encode(key, kf);
     auto [vc, vs] = encode(value, vf);
-    struct Part {
-      Value bytes;
-      int64_t offset;
-    };
-    SmallVector<Part> parts{{kc, 0},
-                            {ks, layout.getKeyScaleOffset(dd, kf)},
-                            {vc, layout.getValueCodeOffset(dd, kf)},
-                            {vs, layout.getValueScaleOffset(dd, kf, vf)}};
+    // The slot bytes [T, H, K codes | K scales | V codes | V scales] side by
+    // side, so that each token needs one copy into the cache.
+    int64_t need = layout.getSlotBytes(dd, kf, vf);
+    OpFoldResult tokenCount = l.dim(key, 0);
+    Value slotRows = l.empty(
+        {tokenCount, b.getIndexAttr(heads), b.getIndexAttr(need)},
+        b.getI8Type());
+    int64_t at = 0;
+    for (Value p : {kc, ks, vc, vs}) {
+      if (!p)
+        continue;
+      int64_t w = Lowering::staticDim(p, 2);
+      slotRows = l.copyInto(
+          p, slotRows, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(at)},
+          {tokenCount, b.getIndexAttr(heads), b.getIndexAttr(w)});
+      at += w;
+    }
 
     // Then store each token's slot: skip negative slots and (unlike the
     // reference, which rejects the call) slots beyond the cache.
@@ -1009,21 +1033,15 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
                     arith::DivUIOp::create(tb, tl, si, th.s.index(bs));
                 Value off =
                     arith::RemUIOp::create(tb, tl, si, th.s.index(bs));
-                Value cache = iter[0];
-                for (const Part &p : parts) {
-                  if (!p.bytes)
-                    continue;
-                  int64_t w = Lowering::staticDim(p.bytes, 2);
-                  OpFoldResult z = tb.getIndexAttr(0), one = tb.getIndexAttr(1);
-                  Value row = th.extractAt(
-                      p.bytes,
-                      RankedTensorType::get({heads, w}, tb.getI8Type()),
-                      {t, z, z}, {one, tb.getIndexAttr(heads),
-                                  tb.getIndexAttr(w)});
-                  cache = th.insertAt(
-                      row, cache, {blk, off, z, tb.getIndexAttr(p.offset)},
-                      {one, one, tb.getIndexAttr(heads), tb.getIndexAttr(w)});
-                }
+                OpFoldResult z = tb.getIndexAttr(0), one = tb.getIndexAttr(1);
+                OpFoldResult h = tb.getIndexAttr(heads),
+                             w = tb.getIndexAttr(need);
+                Value row = th.extractAt(
+                    slotRows,
+                    RankedTensorType::get({heads, need}, tb.getI8Type()),
+                    {t, z, z}, {one, h, w});
+                Value cache =
+                    th.copyInto(row, iter[0], {blk, off, z, z}, {one, one, h, w});
                 scf::YieldOp::create(tb, tl, cache);
               },
               [&](OpBuilder &eb, Location el) {

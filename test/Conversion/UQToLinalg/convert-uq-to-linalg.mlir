@@ -113,21 +113,30 @@ func.func @dequantize_fp4(%c: tensor<4x64xi8>, %s: tensor<4x4xi8>) -> tensor<4x1
 
 // -----
 
-// Cache write: all rows coded first, then an scf.for over tokens inserts the
-// four parts of each slot (K codes at 0, K scales at 32, V codes at 34, V
-// scales at 66 for D = 64) when 0 <= slot < num_blocks * block_size.
+// Cache write: all rows coded first and assembled into slot rows (K codes
+// at 0, K scales at 32, V codes at 34, V scales at 66 for D = 64, each
+// copied by a generic into its window so bufferization writes in place),
+// then an scf.for over tokens copies each slot row into the cache when
+// 0 <= slot < num_blocks * block_size.
 // CHECK-LABEL: func @cache_write
 // CHECK-SAME: %[[SLOTS:[^:]*]]: tensor<3xi64>, %[[CACHE:[^:]*]]: tensor<4x16x2x68xi8>
+// CHECK: %[[ROWS:.*]] = tensor.empty() : tensor<3x2x68xi8>
+// CHECK: %[[W0:.*]] = tensor.extract_slice %[[ROWS]][0, 0, 0] [3, 2, 32] [1, 1, 1]
+// CHECK: %[[C0:.*]] = linalg.generic {{.*}} outs(%[[W0]] : tensor<3x2x32xi8>)
+// CHECK: %[[R0:.*]] = tensor.insert_slice %[[C0]] into %[[ROWS]][0, 0, 0] [3, 2, 32]
+// CHECK: %[[R1:.*]] = tensor.insert_slice %{{.*}} into %[[R0]][0, 0, 32] [3, 2, 2]
+// CHECK: %[[R2:.*]] = tensor.insert_slice %{{.*}} into %[[R1]][0, 0, 34] [3, 2, 32]
+// CHECK: %[[R3:.*]] = tensor.insert_slice %{{.*}} into %[[R2]][0, 0, 66] [3, 2, 2]
 // CHECK: %[[R:.*]] = scf.for %[[T:[^ ]*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[CACHE]]) -> (tensor<4x16x2x68xi8>)
 // CHECK: %[[SLOT:.*]] = tensor.extract %[[SLOTS]][%[[T]]] : tensor<3xi64>
 // CHECK-DAG: arith.cmpi slt, %[[SLOT]]
 // CHECK-DAG: arith.cmpi sge, %[[SLOT]]
 // CHECK: scf.if
-// CHECK: %[[P0:.*]] = tensor.insert_slice %{{.*}} into %[[ACC]][%{{.*}}, %{{.*}}, 0, 0] [1, 1, 2, 32] [1, 1, 1, 1] : tensor<2x32xi8> into tensor<4x16x2x68xi8>
-// CHECK: %[[P1:.*]] = tensor.insert_slice %{{.*}} into %[[P0]][%{{.*}}, %{{.*}}, 0, 32] [1, 1, 2, 2]
-// CHECK: %[[P2:.*]] = tensor.insert_slice %{{.*}} into %[[P1]][%{{.*}}, %{{.*}}, 0, 34] [1, 1, 2, 32]
-// CHECK: %[[P3:.*]] = tensor.insert_slice %{{.*}} into %[[P2]][%{{.*}}, %{{.*}}, 0, 66] [1, 1, 2, 2]
-// CHECK: scf.yield %[[P3]]
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[R3]][%[[T]], 0, 0] [1, 2, 68] [1, 1, 1] : tensor<3x2x68xi8> to tensor<2x68xi8>
+// CHECK: %[[WIN:.*]] = tensor.extract_slice %[[ACC]][%[[B:.*]], %[[O:.*]], 0, 0] [1, 1, 2, 68] [1, 1, 1, 1] : tensor<4x16x2x68xi8> to tensor<2x68xi8>
+// CHECK: %[[CP:.*]] = linalg.generic {{.*}} ins(%[[ROW]] : tensor<2x68xi8>) outs(%[[WIN]] : tensor<2x68xi8>)
+// CHECK: %[[NEW:.*]] = tensor.insert_slice %[[CP]] into %[[ACC]][%[[B]], %[[O]], 0, 0] [1, 1, 2, 68]
+// CHECK: scf.yield %[[NEW]]
 // CHECK: } else {
 // CHECK: scf.yield %[[ACC]]
 // CHECK: return %[[R]]
