@@ -26,6 +26,8 @@
 
 #include "KernelWriter.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cmath>
 
 using namespace uq::kernels;
@@ -203,42 +205,128 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
       %v_dlim = arith.constant dense<$D> : vector<32xi32>
       %scaleA = arith.constant dense<127> : vector<4xi8>
       %scaleA8 = vector.bitcast %scaleA : vector<4xi8> to vector<4xf8E8M0FNU>)");
-  for (int64_t c = 0; c < numChunks; ++c) {
-    std::string kconst;
+  // Lane (r, g) holds, for chunk c and byte j of the FP8 operand, logical
+  // K = 128c + 64 [j >= 16] + 16g + j % 16: bits 0-3 and 6-7 of K are in
+  // the lane, bits 4-5 (g) are across lanes (xor 16 and xor 32). The
+  // butterfly's f64 sums are exact for bf16 inputs, so its order does not
+  // change the result: it equals the reference's ExactF64 rotation.
+  const int64_t logD = llvm::Log2_64(d);
+  auto held = [&](int64_t j) { return d >= 128 || j < 16; };
+  auto kOf = [&](int64_t c, int64_t j) {
+    return 128 * c + (j >= 16 ? 64 : 0) + (j % 16); // + 16g
+  };
+  w.emit(R"(
+      %qbase_g = arith.addi %qbase, %g16 : index)");
+  for (int64_t c = 0; c < numChunks; ++c)
     for (int64_t j = 0; j < 32; ++j) {
-      int64_t k = 128 * c + (j < 16 ? j : 48 + j);
-      kconst += (j ? ", " : "") + std::to_string(k);
+      if (!held(j))
+        continue;
+      w.set("C", c);
+      w.set("J", j);
+      w.set("KOFF", kOf(c, j));
+      w.emit(R"(
+      %qk$C_$J = arith.constant $KOFF : index
+      %qa$C_$J = arith.addi %qbase_g, %qk$C_$J : index
+      %qe$C_$J = memref.load %q[%qa$C_$J] : memref<$QNx$QT>)");
+      if (p.queryType == "f32")
+        w.emit("      %qs0_$C_$J = arith.extf %qe$C_$J : f32 to f64");
+      else
+        w.emit("      %qs0_$C_$J = arith.extf %qe$C_$J : $QT to f64");
+    }
+  w.emit(R"(
+      %c32_i64 = arith.constant 32 : i64
+      %w64q = arith.constant 64 : i32)");
+  // Position of K bit b: in-lane partner (j or c changes) or lane xor.
+  for (int64_t b = 0; b < logD; ++b) {
+    w.set("B", b);
+    w.set("B1", b + 1);
+    if (b == 4 || b == 5) {
+      int64_t laneXor = b == 4 ? 16 : 32;
+      w.set("LX", laneXor);
+      w.set("GB", b - 4);
+      w.emit(R"(
+      %qlx$B = arith.constant $LX : i32
+      %qgb$B = arith.constant $GB : index
+      %qgs$B = arith.shrui %g, %qgb$B : index
+      %qgu$B = arith.andi %qgs$B, %c1 : index
+      %qup$B = arith.cmpi ne, %qgu$B, %c0 : index)");
+      for (int64_t c = 0; c < numChunks; ++c)
+        for (int64_t j = 0; j < 32; ++j) {
+          if (!held(j))
+            continue;
+          w.set("C", c);
+          w.set("J", j);
+          w.emit(R"(
+      %qb$B_$C_$J = arith.bitcast %qs$B_$C_$J : f64 to i64
+      %qlo$B_$C_$J = arith.trunci %qb$B_$C_$J : i64 to i32
+      %qhs$B_$C_$J = arith.shrui %qb$B_$C_$J, %c32_i64 : i64
+      %qhi$B_$C_$J = arith.trunci %qhs$B_$C_$J : i64 to i32
+      %qplo$B_$C_$J, %qok1$B_$C_$J = gpu.shuffle xor %qlo$B_$C_$J, %qlx$B, %w64q : i32
+      %qphi$B_$C_$J, %qok2$B_$C_$J = gpu.shuffle xor %qhi$B_$C_$J, %qlx$B, %w64q : i32
+      %qpl$B_$C_$J = arith.extui %qplo$B_$C_$J : i32 to i64
+      %qph0$B_$C_$J = arith.extui %qphi$B_$C_$J : i32 to i64
+      %qph$B_$C_$J = arith.shli %qph0$B_$C_$J, %c32_i64 : i64
+      %qpb$B_$C_$J = arith.ori %qph$B_$C_$J, %qpl$B_$C_$J : i64
+      %qp$B_$C_$J = arith.bitcast %qpb$B_$C_$J : i64 to f64
+      %qsum$B_$C_$J = arith.addf %qs$B_$C_$J, %qp$B_$C_$J : f64
+      %qdif$B_$C_$J = arith.subf %qp$B_$C_$J, %qs$B_$C_$J : f64
+      %qs$B1_$C_$J = arith.select %qup$B, %qdif$B_$C_$J, %qsum$B_$C_$J : f64)");
+        }
+      continue;
+    }
+    for (int64_t c = 0; c < numChunks; ++c)
+      for (int64_t j = 0; j < 32; ++j) {
+        if (!held(j))
+          continue;
+        int64_t pc = c, pj = j;
+        bool upper;
+        if (b < 4) {
+          pj = j ^ (int64_t(1) << b);
+          upper = (j >> b) & 1;
+        } else if (b == 6) {
+          pj = j ^ 16;
+          upper = j >= 16;
+        } else { // b == 7: the second 128-chunk
+          pc = c ^ 1;
+          upper = c & 1;
+        }
+        w.set("C", c);
+        w.set("J", j);
+        w.set("PC", pc);
+        w.set("PJ", pj);
+        if (upper)
+          w.emit("      %qs$B1_$C_$J = arith.subf %qs$B_$PC_$PJ, %qs$B_$C_$J "
+                 ": f64");
+        else
+          w.emit("      %qs$B1_$C_$J = arith.addf %qs$B_$C_$J, %qs$B_$PC_$PJ "
+                 ": f64");
+      }
+  }
+  w.set("LAST", logD);
+  w.emit(R"(
+      %qinvsqrt = arith.constant $INVSQRT : f64
+      %qzero = arith.constant 0.0 : f32
+      %qvb = vector.broadcast %qvalid : i1 to vector<32xi1>)");
+  for (int64_t c = 0; c < numChunks; ++c) {
+    std::string elems;
+    for (int64_t j = 0; j < 32; ++j) {
+      w.set("C", c);
+      w.set("J", j);
+      if (held(j)) {
+        w.emit(R"(
+      %qn$C_$J = arith.mulf %qs$LAST_$C_$J, %qinvsqrt : f64
+      %qf$C_$J = arith.truncf %qn$C_$J : f64 to f32)");
+        elems += std::string(j ? ", " : "") + "%qf" + std::to_string(c) + "_" +
+                 std::to_string(j);
+      } else {
+        elems += std::string(j ? ", " : "") + "%qzero";
+      }
     }
     w.set("C", c);
-    w.set("KCONST", kconst);
+    w.set("ELEMS", elems);
     w.emit(R"(
-      %kc$C = arith.constant dense<[$KCONST]> : vector<32xi32>
-      %k$C = arith.addi %kc$C, %vg16 : vector<32xi32>
-      %qacc$C = scf.for %i = %c0 to %cD step %c1 iter_args(%acc = %v_d0) -> (vector<32xf64>) {
-        %qa = arith.addi %qbase, %i : index
-        %qe = memref.load %q[%qa] : memref<$QNx$QT>)");
-    if (p.queryType == "f32")
-      w.emit("        %qf = arith.extf %qe : f32 to f64");
-    else
-      w.emit("        %qf = arith.extf %qe : $QT to f64");
-    w.emit(R"(
-        %ii = arith.index_cast %i : index to i32
-        %vi = vector.broadcast %ii : i32 to vector<32xi32>
-        %and = arith.andi %k$C, %vi : vector<32xi32>
-        %pc = math.ctpop %and : vector<32xi32>
-        %odd = arith.trunci %pc : vector<32xi32> to vector<32xi1>
-        %qv = vector.broadcast %qf : f64 to vector<32xf64>
-        %qn = arith.negf %qv : vector<32xf64>
-        %term = arith.select %odd, %qn, %qv : vector<32xi1>, vector<32xf64>
-        %nacc = arith.addf %acc, %term : vector<32xf64>
-        scf.yield %nacc : vector<32xf64>
-      }
-      %qsc$C = arith.mulf %qacc$C, %v_invsqrt : vector<32xf64>
-      %qrot$C = arith.truncf %qsc$C : vector<32xf64> to vector<32xf32>
-      %kin$C = arith.cmpi slt, %k$C, %v_dlim : vector<32xi32>
-      %qvb$C = vector.broadcast %qvalid : i1 to vector<32xi1>
-      %use$C = arith.andi %kin$C, %qvb$C : vector<32xi1>
-      %qsel$C = arith.select %use$C, %qrot$C, %v_f0 : vector<32xi1>, vector<32xf32>)");
+      %qrot$C = vector.from_elements $ELEMS : vector<32xf32>
+      %qsel$C = arith.select %qvb, %qrot$C, %v_f0 : vector<32xi1>, vector<32xf32>)");
     std::string in = "%qsel" + std::to_string(c);
     std::string out = "%qcode" + std::to_string(c);
     emitFp8Encode(w, in, out);
