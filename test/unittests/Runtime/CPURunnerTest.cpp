@@ -683,3 +683,74 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<AttnCase> &info) {
       return caseName(info.param);
     });
+
+// The baseline formats in the cache: bf16 keys and FP8 E4M3 values. The
+// cache bytes equal ref::cacheWrite's, and decode attention (f32 query, the
+// keys are not rotated) matches ref::decodeAttention within 1e-6 relative
+// L2 (same order of every f32 sum; a wrong byte would show as ~1e-2).
+TEST(CPUBaselineFormats, CacheWriteAndAttention) {
+  const int64_t t = 45, h = 2, d = 64, blocks = 4, bs = 16, hq = 4;
+  const int64_t slot = 2 * d + d; // bf16 K codes, FP8 V codes, no scales
+  ref::Format kf, vf;
+  kf.code = ref::ElementCode::BF16;
+  vf.code = ref::ElementCode::FP8_E4M3;
+  Rng rng(11);
+  std::vector<float> k(t * h * d), v(t * h * d), q(1 * hq * d);
+  for (float &x : k)
+    x = rng.normal(3.0f);
+  // FP8 values up to +-400 (above 448 the code is NaN and so is the output).
+  for (float &x : v)
+    x = std::fmin(std::fmax(rng.normal(100.0f), -400.0f), 400.0f);
+  for (float &x : q)
+    x = bf16Round(rng.normal(1.0f));
+  std::vector<int64_t> slots(t);
+  for (int64_t i = 0; i < t; ++i)
+    slots[i] = i + 3; // tokens 0..44 of the sequence at slots 3..47
+  std::vector<uint8_t> cache(blocks * bs * h * slot, 0);
+  std::vector<uint8_t> expect = cache;
+  ref::CacheGeometry g{blocks, bs, h, d, slot};
+  ASSERT_TRUE(ref::cacheWrite(kf, vf, g, k.data(), v.data(), slots.data(), t,
+                              expect.data())
+                  .ok());
+  std::string fmts = "{k_format = #uq.kv_format<bf16>, v_format = "
+                     "#uq.kv_format<fp8_e4m3>, layout = "
+                     "#uq.cache_layout<vllm_slot>";
+  std::string ir = llvm::formatv(R"(
+func.func @main(%k: tensor<45x2x64xf32>, %v: tensor<45x2x64xf32>, %slots: tensor<45xi64>,
+                %cache: tensor<4x16x2x192xi8>, %q: tensor<1x4x64xbf16>,
+                %bt: tensor<1x4xi32>, %lens: tensor<1xi32>)
+    -> (tensor<4x16x2x192xi8>, tensor<1x4x64xf32>) {{
+  %c = uq.cache_write %k, %v, %slots into %cache {0}}
+      : tensor<45x2x64xf32>, tensor<45x2x64xf32>, tensor<45xi64> into tensor<4x16x2x192xi8>
+  %o = uq.decode_attention %q, %c, %bt, %lens scale 0.125
+      {0}, query_precision = #uq<query_precision f32>}
+      : (tensor<1x4x64xbf16>, tensor<4x16x2x192xi8>, tensor<1x4xi32>, tensor<1xi32>)
+      -> tensor<1x4x64xf32>
+  return %c, %o : tensor<4x16x2x192xi8>, tensor<1x4x64xf32>
+}
+)",
+                                 fmts)
+                       .str();
+  auto prog = compileOrDie(ir);
+  ASSERT_TRUE(prog);
+  // The sequence: 48 tokens in blocks 0..2 (slots 0..2 hold zero bytes).
+  std::vector<int32_t> table = {0, 1, 2, 3};
+  std::vector<int32_t> lens = {48};
+  auto out = runOrDie(*prog, {f32Tensor({t, h, d}, k), f32Tensor({t, h, d}, v),
+                              tensorOf(DType::I64, {t}, slots),
+                              tensorOf(DType::I8, {blocks, bs, h, slot}, cache),
+                              bf16Tensor({1, hq, d}, q),
+                              tensorOf(DType::I32, {1, 4}, table),
+                              tensorOf(DType::I32, {1}, lens)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(valuesOf<uint8_t>(out[0]), expect);
+  ref::AttentionParams p;
+  p.softmaxScale = 0.125f;
+  p.queryPrecision = ref::QueryPrecision::F32;
+  std::vector<float> want(hq * d);
+  ASSERT_TRUE(ref::decodeAttention(kf, vf, g, expect.data(), p, q.data(), 1,
+                                   hq, table.data(), 4, lens.data(), nullptr,
+                                   want.data())
+                  .ok());
+  EXPECT_LT(relL2(valuesOf<float>(out[1]), want), 1e-6);
+}
