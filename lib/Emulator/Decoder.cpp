@@ -474,6 +474,13 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
   }
   if (it == table.end())
     return I;
+  // v_fmac_* / v_mac_*: vdst is also the addend (D = S0 * S1 + D). They share
+  // the 3-source fma/mad handlers, so the old vdst becomes source 2.
+  if ((n.starts_with("v_fmac_") || n.starts_with("v_mac_")) && I.nOps == 3) {
+    I.ops[3] = I.ops[0];
+    I.ops[3].neg = I.ops[3].abs = false;
+    I.nOps = 4;
+  }
   I.fn = it->second.fn;
   I.src0Idx = it->second.nDst;
   if (I.isDpp || I.isSdwa) {

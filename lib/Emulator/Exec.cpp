@@ -442,6 +442,23 @@ uint32_t cvtU32(double x) {
   return (uint32_t)x;
 }
 float fminIEEE(float a, float b) { return std::fmin(a, b); }
+/// IEEE 754-2019 maximum/minimum (llvm.maximum/minimum, which llc selects as
+/// v_maximum3_f32 a, b, b on gfx950): a NaN operand gives a quiet NaN (the
+/// first NaN operand, quieted), and -0 < +0.
+template <class T> T maximum2019(T a, T b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) ? a + a : b + b;
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+template <class T> T minimum2019(T a, T b) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) ? a + a : b + b;
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
 float fmaxIEEE(float a, float b) { return std::fmax(a, b); }
 
 //===----------------------------------------------------------------------===//
@@ -537,6 +554,29 @@ VF3(v_mad_f32, ftz(A * B) + C)
 VF3(v_min3_f32, fminIEEE(fminIEEE(A, B), C))
 VF3(v_max3_f32, fmaxIEEE(fmaxIEEE(A, B), C))
 VF3(v_med3_f32, fmed3(A, B, C))
+VF3(v_maximum3_f32, maximum2019(maximum2019(A, B), C))
+VF3(v_minimum3_f32, minimum2019(minimum2019(A, B), C))
+/// v_div_scale_f32/f64 vdst, sdst, s0, s1, s2: NOT modelled as scaling (see
+/// docs/emulator.md): vdst = s0, and sdst (the VCC input of v_div_fmas) gets 0
+/// for the active lanes. With v_div_fmas a plain fma and v_div_fixup's
+/// special cases, LLVM's division sequence gives the correctly rounded
+/// quotient for operands whose quotient and reciprocal are normal.
+template <bool F64> static void divScale(Exec &X, Wave &W, const Inst &I) {
+  uint32_t *d0 = vdst(X, W, I.ops[0], 0), *d1 = vdst(X, W, I.ops[0], 1);
+  uint64_t old = sval64(X, W, I.ops[1]);
+  if constexpr (F64) {
+    SrcD a = srcD(X, W, I, 0);
+    forLanes(W.exec(), [&](unsigned l) {
+      uint64_t r = d2u(a[l]);
+      d0[l] = (uint32_t)r;
+      d1[l] = (uint32_t)(r >> 32);
+    });
+  } else {
+    SrcF a = srcF(X, W, I, 0);
+    forLanes(W.exec(), [&](unsigned l) { d0[l] = f2u(a[l]); });
+  }
+  setS64(W, I.ops[1], old & ~W.exec());
+}
 VF3(v_div_fmas_f32, std::fma(A, B, C))
 VF3(v_div_fixup_f32,
     (std::isnan(B) || std::isnan(C) || std::isinf(B) || std::isinf(C) ||
@@ -890,6 +930,8 @@ PKF(v_pk_add_f16, 2, A + B)
 PKF(v_pk_mul_f16, 2, A *B)
 PKF(v_pk_fma_f16, 3, std::fma(A, B, C))
 PKF(v_pk_max_f16, 2, std::fmax(A, B))
+PKF(v_pk_maximum3_f16, 3, maximum2019(maximum2019(A, B), C))
+PKF(v_pk_minimum3_f16, 3, minimum2019(minimum2019(A, B), C))
 PKF(v_pk_min_f16, 2, std::fmin(A, B))
 PKI(v_pk_add_u16, 2, A + B)
 PKI(v_pk_sub_u16, 2, A - B)
@@ -2270,7 +2312,10 @@ const llvm::StringMap<OpEntry> &uq::emu::detail::opTable() {
     VRF(v_add_f32); VRF(v_sub_f32); VRF(v_subrev_f32); VRF(v_mul_f32);
     VRF(v_mul_legacy_f32); VRF(v_min_f32); VRF(v_max_f32); VRF(v_ldexp_f32);
     VRF(v_fma_f32); VRF(v_mad_f32); VRF(v_min3_f32); VRF(v_max3_f32);
-    VRF(v_med3_f32); VRF(v_div_fmas_f32); VRF(v_div_fixup_f32);
+    VRF(v_med3_f32); VRF(v_maximum3_f32); VRF(v_minimum3_f32);
+    V("v_div_scale_f32", divScale<false>, FT::F32, 2);
+    V("v_div_scale_f64", divScale<true>, FT::F64, 2);
+    VRF(v_div_fmas_f32); VRF(v_div_fixup_f32);
     V("v_fmac_f32", v_fma_f32, FT::F32);
     V("v_mac_f32", v_mad_f32, FT::F32);
     T("v_exp_f32", v_exp_f32); T("v_log_f32", v_log_f32);
@@ -2302,6 +2347,8 @@ const llvm::StringMap<OpEntry> &uq::emu::detail::opTable() {
     V("v_pk_mul_f16", v_pk_mul_f16, FT::PkF16);
     V("v_pk_fma_f16", v_pk_fma_f16, FT::PkF16);
     V("v_pk_max_f16", v_pk_max_f16, FT::PkF16);
+    V("v_pk_maximum3_f16", v_pk_maximum3_f16, FT::PkF16);
+    V("v_pk_minimum3_f16", v_pk_minimum3_f16, FT::PkF16);
     V("v_pk_min_f16", v_pk_min_f16, FT::PkF16);
     VR(v_pk_add_u16); VR(v_pk_sub_u16); VR(v_pk_mul_lo_u16);
     VR(v_pk_lshlrev_b16); VR(v_pk_lshrrev_b16); VR(v_pk_max_u16);
