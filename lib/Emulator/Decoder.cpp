@@ -431,6 +431,10 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
       I.abid = (uint8_t)parseInt(val);
     else if (key == "blgp")
       I.blgp = (uint8_t)parseInt(val);
+    else if (key == "bitop3")
+      I.bitop3 = (uint8_t)parseInt(val);
+    else if (key == "fi")
+      I.fi = val == "1";
     else if (key == "row_mask")
       I.rowMask = (uint8_t)parseInt(val);
     else if (key == "bank_mask")

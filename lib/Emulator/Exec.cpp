@@ -541,6 +541,76 @@ VI3(v_max3_i32, (uint32_t)std::max(std::max((int32_t)A, (int32_t)B), (int32_t)C)
 VI3(v_med3_i32, (uint32_t)med3((int32_t)A, (int32_t)B, (int32_t)C))
 VI3(v_mad_u32_u16, (A & 0xffff) * (B & 0xffff) + C)
 
+/// v_bitop3: bit i of the result is bit (s0 << 2 | s1 << 1 | s2) of the
+/// 8-bit table, i.e. src0 is the MSB of the index (LLVM's BitOp3_Op assigns
+/// src0/src1/src2 the tables 0xf0/0xcc/0xaa; see docs/emulator.md).
+inline uint32_t bitop3(uint32_t a, uint32_t b, uint32_t c, uint8_t t) {
+  uint32_t r = 0;
+  for (unsigned i = 0; i < 8; ++i)
+    if ((t >> i) & 1)
+      r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? c : ~c);
+  return r;
+}
+H(v_bitop3_b32) {
+  DST0;
+  Src a = src(X, W, I, 0), b = src(X, W, I, 1), c = src(X, W, I, 2);
+  uint8_t t = I.bitop3;
+  forLanes(W.exec(), [&](unsigned l) { d[l] = bitop3(a[l], b[l], c[l], t); });
+}
+/// v_bitop3_b16: op_sel[0..2] pick the high half of src0..2, op_sel[3]
+/// writes the high half; the other half of vdst is kept (**uncertain**: LLVM's
+/// zeroesHigh16BitsOfDest does not list it as zeroing).
+H(v_bitop3_b16) {
+  DST0;
+  Src a = src(X, W, I, 0), b = src(X, W, I, 1), c = src(X, W, I, 2);
+  unsigned sa = (I.opSel & 1) ? 16 : 0, sb = (I.opSel & 2) ? 16 : 0,
+           sc = (I.opSel & 4) ? 16 : 0;
+  bool hi = (I.opSel >> 3) & 1;
+  uint8_t t = I.bitop3;
+  forLanes(W.exec(), [&](unsigned l) {
+    uint32_t r = bitop3(a[l] >> sa, b[l] >> sb, c[l] >> sc, t) & 0xffffu;
+    d[l] = hi ? (d[l] & 0xffffu) | (r << 16) : (d[l] & 0xffff0000u) | r;
+  });
+}
+/// v_permlane16_swap_b32 vdst, vsrc: odd rows (16 lanes) of vdst are swapped
+/// with even rows of vsrc: vdst[l+16] <-> vsrc[l] for l in rows 0 and 2.
+/// v_permlane32_swap_b32: vdst[l+32] <-> vsrc[l] for l = 0..31. Both
+/// registers are written. A lane is written only if it is active; if its
+/// partner lane is inactive and fi is 0, it reads 0 with bound_ctrl, else it
+/// is not written (**uncertain**, from the amdgpu.permlane_swap description).
+template <unsigned Half> static void permlaneSwap(Exec &X, Wave &W, const Inst &I) {
+  const Operand &od = I.ops[0], &os = I.ops[1];
+  if (od.kind != OpKind::VReg || os.kind != OpKind::VReg) {
+    X.fail(I, "v_permlane*_swap needs VGPR operands");
+    return;
+  }
+  uint32_t *d = vdst(X, W, od), *s = vdst(X, W, os);
+  uint32_t oldD[64], oldS[64];
+  std::memcpy(oldD, d, sizeof oldD);
+  std::memcpy(oldS, s, sizeof oldS);
+  uint64_t exec = W.exec();
+  auto active = [&](unsigned l) { return (exec >> l) & 1; };
+  for (unsigned l = 0; l < 64; ++l) {
+    // Lanes of vsrc that give away their value: rows 0, 2 (16) / lanes 0..31.
+    bool low = Half == 16 ? ((l >> 4) & 1) == 0 : l < 32;
+    if (!low)
+      continue;
+    unsigned a = l + Half; // vdst lane receiving vsrc[l]
+    if (active(a)) {
+      if (active(l) || I.fi)
+        d[a] = oldS[l];
+      else if (I.boundCtrl)
+        d[a] = 0;
+    }
+    if (active(l)) {
+      if (active(a) || I.fi)
+        s[l] = oldD[a];
+      else if (I.boundCtrl)
+        s[l] = 0;
+    }
+  }
+}
+
 VF2(v_add_f32, A + B)
 VF2(v_sub_f32, A - B)
 VF2(v_subrev_f32, B - A)
@@ -2294,6 +2364,9 @@ const llvm::StringMap<OpEntry> &uq::emu::detail::opTable() {
     VR(v_min3_i32); VR(v_max3_i32); VR(v_med3_i32); VR(v_mad_u32_u16);
     VR(v_lshlrev_b64); VR(v_lshrrev_b64); VR(v_ashrrev_i64);
     VR(v_lshl_add_u64); VR(v_mov_b64);
+    VR(v_bitop3_b32); VR(v_bitop3_b16);
+    V("v_permlane16_swap_b32", permlaneSwap<16>);
+    V("v_permlane32_swap_b32", permlaneSwap<32>);
     V("v_mad_u64_u32", v_mad_u64_u32, FT::None, 2);
     V("v_mad_i64_i32", v_mad_i64_i32, FT::None, 2);
     V("v_add_co_u32", v_add_co_u32, FT::None, 2);

@@ -90,6 +90,8 @@ struct Inst {
   int32_t offset = 0, offset0 = 0, offset1 = 0;
   bool offen = false, idxen = false, glc = false, hasOffsetReg = false;
   uint8_t cbsz = 0, abid = 0, blgp = 0;
+  uint8_t bitop3 = 0; ///< v_bitop3 truth table (bitop3:0xNN).
+  bool fi = false;    ///< fi:1 (fetch inactive) of v_permlane*_swap.
   // DPP.
   bool isDpp = false, boundCtrl = false;
   uint8_t dppKind = 0; ///< see Exec.cpp
