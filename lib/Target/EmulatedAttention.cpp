@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -162,6 +163,7 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   }
 
   ref::Format kf = ref::keyFormat(), vf = ref::valueFormat();
+  kf.c = vf.c = pb.c;
   const int64_t slotBytes = ref::slotBytes(kf, vf, d);
   if (slotBytes < 0)
     return makeError("head dim " + llvm::Twine(d) + " has no slot layout");
@@ -190,10 +192,14 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   std::string lensT = llvm::formatv("tensor<{0}xi32>", s);
   std::string outT = llvm::formatv("tensor<{0}x{1}x{2}xf32>", s, hq, d);
   std::string sinkT = llvm::formatv("tensor<{0}xf32>", hq);
+  // Shortest decimal text that parses back to the same double.
+  char cText[32];
+  auto cEnd = std::to_chars(cText, cText + sizeof(cText), pb.c).ptr;
+  std::string cField = pb.c == 0.156 ? "" : ", c = " + std::string(cText, cEnd);
   std::string attrs =
-      "{k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, "
-      "v_format = #uq.kv_format<fp4_e2m1>, "
-      "layout = #uq.cache_layout<vllm_slot>}";
+      "{k_format = #uq.kv_format<fp4_e2m1" + cField +
+      ", rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1" + cField +
+      ">, layout = #uq.cache_layout<vllm_slot>}";
   // The f32 bit pattern: the exact scale, whatever its decimal digits.
   uint32_t scaleBits;
   std::memcpy(&scaleBits, &softmaxScale, 4);

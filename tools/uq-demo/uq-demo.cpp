@@ -32,6 +32,8 @@ static cl::opt<bool> sinks("sinks", cl::desc("Use attention sinks"),
 static cl::opt<int64_t> partitionSize("partition-size",
                                       cl::desc("Split-K partition size"),
                                       cl::init(256));
+static cl::opt<double> cConst("c", cl::desc("Constant c of the K/V scale rule"),
+                              cl::init(0.156));
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1));
 static cl::opt<bool> refCacheWrite(
     "reference-cache-write",
@@ -56,6 +58,7 @@ int main(int argc, char **argv) {
   pb.sinks = sinks;
   pb.partitionSize = partitionSize;
   pb.seed = seed;
+  pb.c = cConst;
   pb.gpuCacheWrite = !refCacheWrite;
   auto report = uq::runEmulatedAttention(pb);
   if (!report) {

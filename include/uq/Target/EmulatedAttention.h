@@ -38,6 +38,9 @@ struct AttentionProblem {
   uint64_t seed = 1;
   /// Standard deviation of the random K, V and Q values.
   float scale = 1.0f;
+  /// The constant c of the K and V scale rule (0.156: UltraQuant as
+  /// published; 0.196 is the measured optimum, docs/accuracy.md).
+  double c = 0.156;
   /// Softmax scale; 0 means 1/sqrt(headDim).
   float softmaxScale = 0.0f;
   /// Given data instead of random values (each empty = random): the query

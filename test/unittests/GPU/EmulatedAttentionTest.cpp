@@ -35,6 +35,7 @@ struct Case {
   std::vector<int32_t> lens;
   bool sinks;
   int64_t partitionSize = 256;
+  double c = 0.156;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -51,6 +52,7 @@ TEST_P(GPUKernels, MatchesReference) {
   pb.seqLens = c.lens;
   pb.sinks = c.sinks;
   pb.partitionSize = c.partitionSize;
+  pb.c = c.c;
   pb.seed = 1234 + c.hq * 7 + c.d;
   auto report = runEmulatedAttention(pb);
   ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
@@ -81,7 +83,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gqa4_d256_bs64_batch_sinks", 8, 2, 256, 64, {40, 513}, true},
         Case{"gqa8_d128_bs16_len4097", 8, 1, 128, 16, {4097}, true},
         Case{"gqa8_d128_empty_seq", 8, 1, 128, 16, {0, 33}, true},
-        Case{"gqa2_d128_part64", 4, 2, 128, 16, {200}, false, 64}),
+        Case{"gqa2_d128_part64", 4, 2, 128, 16, {200}, false, 64},
+        // The accuracy study's optimum c (docs/accuracy.md) through the
+        // same kernels: c is a format field the cache write compiles in.
+        Case{"gqa8_d128_c0196", 8, 1, 128, 16, {300}, true, 256, 0.196}),
     [](const ::testing::TestParamInfo<Case> &info) {
       return std::string(info.param.name);
     });

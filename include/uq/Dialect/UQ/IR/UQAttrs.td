@@ -13,7 +13,7 @@ class UQ_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 }
 
 def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
-  let summary = "How one K or V row of the cache is coded";
+  let summary = "KV-cache row format (#uq.kv_format)";
   let description = [{
     Describes the code of cached elements: the element code, the group size
     along head_dim that shares one scale, the scale encoding, the constant `c`
@@ -65,7 +65,7 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
 }
 
 def UQ_CacheLayoutAttr : UQ_Attr<"CacheLayout", "cache_layout"> {
-  let summary = "Byte layout of the paged KV cache";
+  let summary = "paged KV-cache byte layout (#uq.cache_layout)";
   let description = [{
     `vllm_slot`: the cache is `tensor<num_blocks x block_size x num_kv_heads x
     slot_bytes x i8>`; the slot of (token, kv head) holds
