@@ -621,77 +621,60 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
         scf.yield %mnew, %lnew$OY : vector<4xf32>, vector<4xf32>$OTYPES
       })");
 
-  // --- Write the partition's normalised output, max (natural-log units)
-  // and sum for the valid rows of the group.
-  for (int e = 0; e < 4; ++e) {
-    w.set("E", e);
-    w.emit(R"(
-      %fe$E = arith.constant $E : index
-      %frow$E = arith.addi %g4, %fe$E : index
-      %fvalid$E = arith.cmpi ult, %frow$E, %cG : index
-      scf.if %fvalid$E {
-        %fh = arith.addi %kvg, %frow$E : index
-        %fsh = arith.addi %seqhq, %fh : index
-        %fsp = arith.muli %fsh, %cP : index
-        %fbase = arith.addi %fsp, %part : index
-        %fl = vector.extract %loop#1[$E] : f32 from vector<4xf32>
-        %fm = vector.extract %loop#0[$E] : f32 from vector<4xf32>
-        %one = arith.constant 1.0 : f32
-        %inv = arith.divf %one, %fl : f32
-        %fob = arith.muli %fbase, %cD : index)");
-    for (int64_t t = 0; t < numDimTiles; ++t) {
-      w.set("T", t);
-      w.set("T16", 16 * t);
-      w.set("LI", 2 + t);
+  // --- Rows 4g+e (e < 4) of the group that are real query heads write
+  // out[.., 16t + r] for every 16-wide tile t and, from lane r = 0, max (in
+  // natural-log units) and sum: the loop's normalised results, or for an
+  // empty partition zeros, -inf and 0.
+  auto emitRowWrites = [&](bool computed) {
+    for (int e = 0; e < 4; ++e) {
+      w.set("E", e);
       w.emit(R"(
-        %fo$T = vector.extract %loop#$LI[$E] : f32 from vector<4xf32>
-        %fon$T = arith.mulf %fo$T, %inv : f32
-        %fc$T = arith.constant $T16 : index
-        %fa$T_a = arith.addi %fob, %fc$T : index
-        %fa$T = arith.addi %fa$T_a, %r : index
-        memref.store %fon$T, %out[%fa$T] : memref<$ONxf32>)");
-    }
-    w.emit(R"(
+      %we$E = arith.constant $E : index
+      %wrow$E = arith.addi %g4, %we$E : index
+      %wvalid$E = arith.cmpi ult, %wrow$E, %cG : index
+      scf.if %wvalid$E {
+        %wh = arith.addi %kvg, %wrow$E : index
+        %wsh = arith.addi %seqhq, %wh : index
+        %wsp = arith.muli %wsh, %cP : index
+        %wbase = arith.addi %wsp, %part : index
+        %wob = arith.muli %wbase, %cD : index)");
+      if (computed)
+        w.emit(R"(
+        %wsum = vector.extract %loop#1[$E] : f32 from vector<4xf32>
+        %wm2 = vector.extract %loop#0[$E] : f32 from vector<4xf32>
+        %wmax = arith.mulf %wm2, %ln2 : f32
+        %one = arith.constant 1.0 : f32
+        %inv = arith.divf %one, %wsum : f32)");
+      for (int64_t t = 0; t < numDimTiles; ++t) {
+        w.set("T", t);
+        w.set("T16", 16 * t);
+        w.set("LI", 2 + t);
+        if (computed)
+          w.emit(R"(
+        %wo$T = vector.extract %loop#$LI[$E] : f32 from vector<4xf32>
+        %wv$T = arith.mulf %wo$T, %inv : f32)");
+        w.set("VAL", computed ? "%wv" + std::to_string(t) : "%f0");
+        w.emit(R"(
+        %wc$T = arith.constant $T16 : index
+        %wa$T_a = arith.addi %wob, %wc$T : index
+        %wa$T = arith.addi %wa$T_a, %r : index
+        memref.store $VAL, %out[%wa$T] : memref<$ONxf32>)");
+      }
+      w.set("MAXV", computed ? "%wmax" : "%ninf");
+      w.set("SUMV", computed ? "%wsum" : "%f0");
+      w.emit(R"(
         %r0 = arith.cmpi eq, %r, %c0 : index
         scf.if %r0 {
-          %fmn = arith.mulf %fm, %ln2 : f32
-          memref.store %fmn, %mx[%fbase] : memref<$MNxf32>
-          memref.store %fl, %sm[%fbase] : memref<$MNxf32>
+          memref.store $MAXV, %mx[%wbase] : memref<$MNxf32>
+          memref.store $SUMV, %sm[%wbase] : memref<$MNxf32>
         }
       })");
-  }
-  // --- Empty partition: zeros, max = -inf, sum = 0.
+    }
+  };
+  emitRowWrites(/*computed=*/true);
   w.emit(R"(
     } else {)");
-  for (int e = 0; e < 4; ++e) {
-    w.set("E", e);
-    w.emit(R"(
-      %ee$E = arith.constant $E : index
-      %erow$E = arith.addi %g4, %ee$E : index
-      %evalid$E = arith.cmpi ult, %erow$E, %cG : index
-      scf.if %evalid$E {
-        %eh = arith.addi %kvg, %erow$E : index
-        %esh = arith.addi %seqhq, %eh : index
-        %esp = arith.muli %esh, %cP : index
-        %ebase = arith.addi %esp, %part : index
-        %eob = arith.muli %ebase, %cD : index)");
-    for (int64_t t = 0; t < numDimTiles; ++t) {
-      w.set("T", t);
-      w.set("T16", 16 * t);
-      w.emit(R"(
-        %ec$T = arith.constant $T16 : index
-        %ea$T_a = arith.addi %eob, %ec$T : index
-        %ea$T = arith.addi %ea$T_a, %r : index
-        memref.store %f0, %out[%ea$T] : memref<$ONxf32>)");
-    }
-    w.emit(R"(
-        %r0 = arith.cmpi eq, %r, %c0 : index
-        scf.if %r0 {
-          memref.store %ninf, %mx[%ebase] : memref<$MNxf32>
-          memref.store %f0, %sm[%ebase] : memref<$MNxf32>
-        }
-      })");
-  }
+  emitRowWrites(/*computed=*/false);
   w.emit(R"(
     }
     gpu.return
