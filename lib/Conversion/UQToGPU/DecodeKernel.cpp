@@ -511,95 +511,104 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
     }
   }
   // V tile -> LDS as bf16, transposed: vt[dim][token]. Lane l converts
-  // token l % 32, dims [(l / 32) * D/2, (l / 32 + 1) * D/2).
-  const int64_t halfD = d / 2;
-  const int64_t codeBytes = d / 4; // per lane: D/2 dims, two per byte
-  const int64_t words = codeBytes / 4;
-  w.set("HALFD", halfD);
-  w.set("CODEB", codeBytes);
-  w.set("WORDS", words);
-  const int64_t groupsPerHalf = halfD / 32;
-  w.set("GPH", groupsPerHalf);
+  // tokens 4p .. 4p+3 (p = l % 8) of dims [q D/8, (q+1) D/8) (q = l / 8),
+  // one FP4 byte (two dims) per v_cvt_scalef32_pk_bf16_fp4, and stores the
+  // four tokens of each dim with one 8-byte LDS write. The four tokens share
+  // a cache block (block sizes are multiples of 4) and a scale byte (D/8
+  // dims lie in one 32-channel group).
+  const int64_t sliceDims = d / 8;
+  const int64_t sliceBytes = sliceDims / 2;
+  const int64_t sliceWords = sliceBytes / 4;
+  w.set("SLD", sliceDims);
+  w.set("SLB", sliceBytes);
+  w.set("SLW", sliceWords);
   w.emit(R"(
-        %vtok = arith.remui %lane, %c32 : index
-        %vhalf = arith.divui %lane, %c32 : index
-        %vt_t = arith.addi %t0, %vtok : index
-        %vvalid = arith.cmpi slt, %vt_t, %end : index
-        %chalfd = arith.constant $HALFD : index
-        %vd0 = arith.muli %vhalf, %chalfd : index
-        scf.if %vvalid {
-          %bi = arith.divui %vt_t, %cBS : index
-          %bo = arith.remui %vt_t, %cBS : index
-          %bta = arith.addi %btrow, %bi : index
+        %vp = arith.remui %lane, %c8 : index
+        %vq = arith.divui %lane, %c8 : index
+        %vp4 = arith.muli %vp, %c4 : index
+        %vtok0 = arith.addi %t0, %vp4 : index
+        %csld = arith.constant $SLD : index
+        %vd0 = arith.muli %vq, %csld : index
+        %csh = arith.constant 5 : index
+        %vgrp = arith.shrui %vd0, %csh : index
+        %cslb = arith.constant $SLB : index
+        %vqb = arith.muli %vq, %cslb : index
+        %vbi = arith.divui %vtok0, %cBS : index
+        %vbo0 = arith.remui %vtok0, %cBS : index
+        %vany = arith.cmpi slt, %vtok0, %end : index
+        %vblk = scf.if %vany -> (index) {
+          %bta = arith.addi %btrow, %vbi : index
           %blk32 = memref.load %bt[%bta] : memref<$BTNxi32>
           %blk = arith.index_cast %blk32 : i32 to index
-          %s0 = arith.muli %blk, %cBS : index
-          %s1 = arith.addi %s0, %bo : index
-          %s2 = arith.muli %s1, %cHKV : index
-          %s3 = arith.addi %s2, %kvh : index
-          %slot = arith.muli %s3, %cSB : index
-          %cvcode = arith.constant $VCODE : index
-          %ccodeb = arith.constant $CODEB : index
-          %vco_a = arith.addi %slot, %cvcode : index
-          %vhb = arith.muli %vhalf, %ccodeb : index
-          %vco = arith.addi %vco_a, %vhb : index
-          %vbytes = vector.load %cache[%vco] : memref<$CNxi8>, vector<$CODEBxi8>
-          %vwords = vector.bitcast %vbytes : vector<$CODEBxi8> to vector<$WORDSxi32>
-          %cvscale = arith.constant $VSCALE : index
-          %vso_a = arith.addi %slot, %cvscale : index
-          %cgph = arith.constant $GPH : index
-          %vgb = arith.muli %vhalf, %cgph : index
-          %vso = arith.addi %vso_a, %vgb : index
-          %c23 = arith.constant 23 : i32)");
-  for (int64_t gi = 0; gi < groupsPerHalf; ++gi) {
-    w.set("GI", gi);
+          scf.yield %blk : index
+        } else {
+          scf.yield %c0 : index
+        }
+        %vs0 = arith.muli %vblk, %cBS : index
+        %cvcode = arith.constant $VCODE : index
+        %cvscale = arith.constant $VSCALE : index
+        %c23 = arith.constant 23 : i32
+        %vzw = arith.constant dense<0> : vector<$SLWxi32>
+        %vzs = arith.constant 0.0 : f32)");
+  // The four slots are consecutive slots of one block, in bounds whenever
+  // the block is (the block id is 0 for a group past the end); tokens past
+  // the end get zero codes and a zero scale (garbage bytes could be E8M0
+  // 255, an infinite scale), so no branch per token.
+  w.emit(R"(
+        %vs1 = arith.addi %vs0, %vbo0 : index
+        %vs2 = arith.muli %vs1, %cHKV : index
+        %vs3 = arith.addi %vs2, %kvh : index
+        %vslotb = arith.muli %vs3, %cSB : index
+        %vstride = arith.muli %cHKV, %cSB : index)");
+  for (int64_t i = 0; i < 4; ++i) {
+    w.set("I", i);
     w.emit(R"(
-          %cgi$GI = arith.constant $GI : index
-          %vsa$GI = arith.addi %vso, %cgi$GI : index
-          %vsb$GI = memref.load %cache[%vsa$GI] : memref<$CNxi8>
-          %vsi$GI = arith.extui %vsb$GI : i8 to i32
-          %vss$GI = arith.shli %vsi$GI, %c23 : i32
-          %vsf$GI = arith.bitcast %vss$GI : i32 to f32)");
+        %vci$I = arith.constant $I : index
+        %vtk$I = arith.addi %vtok0, %vci$I : index
+        %vvalid$I = arith.cmpi slt, %vtk$I, %end : index
+        %vso$I_a = arith.muli %vci$I, %vstride : index
+        %vslot$I = arith.addi %vslotb, %vso$I_a : index
+        %vco$I_a = arith.addi %vslot$I, %cvcode : index
+        %vco$I = arith.addi %vco$I_a, %vqb : index
+        %vbytes$I = vector.load %cache[%vco$I] {alignment = 4 : i64} : memref<$CNxi8>, vector<$SLBxi8>
+        %vwr$I = vector.bitcast %vbytes$I : vector<$SLBxi8> to vector<$SLWxi32>
+        %vsc$I_a = arith.addi %vslot$I, %cvscale : index
+        %vsc$I = arith.addi %vsc$I_a, %vgrp : index
+        %vsb$I = memref.load %cache[%vsc$I] : memref<$CNxi8>
+        %vsi$I = arith.extui %vsb$I : i8 to i32
+        %vss$I = arith.shli %vsi$I, %c23 : i32
+        %vsr$I = arith.bitcast %vss$I : i32 to f32
+        %vld$I_0 = arith.select %vvalid$I, %vwr$I, %vzw : vector<$SLWxi32>
+        %vld$I_1 = arith.select %vvalid$I, %vsr$I, %vzs : f32)");
+    for (int64_t b = 0; b < sliceBytes; ++b) {
+      w.set("B", b);
+      w.set("W", b / 4);
+      w.set("SEL", b % 4);
+      w.emit(R"(
+        %vw$I_$B = vector.extract %vld$I_0[$W] : i32 from vector<$SLWxi32>
+        %vpk$I_$B = rocdl.cvt.scalef32.pk.bf16.fp4 %vw$I_$B[$SEL], %vld$I_1 : vector<2xbf16>
+        %ve$I_$B_0 = vector.extract %vpk$I_$B[0] : bf16 from vector<2xbf16>
+        %ve$I_$B_1 = vector.extract %vpk$I_$B[1] : bf16 from vector<2xbf16>)");
+    }
   }
-  for (int64_t b = 0; b < codeBytes; ++b) {
-    w.set("B", b);
-    w.set("W", b / 4);
-    w.set("SEL", b % 4);
-    w.set("GI", (2 * b) / 32);
-    w.set("DLO", 2 * b);
-    w.set("DHI", 2 * b + 1);
+  for (int64_t j = 0; j < sliceDims; ++j) {
+    w.set("J", j);
+    w.set("JB", j / 2);
+    w.set("JH", j % 2);
     w.emit(R"(
-          %vw$B = vector.extract %vwords[$W] : i32 from vector<$WORDSxi32>
-          %vp$B = rocdl.cvt.scalef32.pk.bf16.fp4 %vw$B[$SEL], %vsf$GI : vector<2xbf16>
-          %vlo$B = vector.extract %vp$B[0] : bf16 from vector<2xbf16>
-          %vhi$B = vector.extract %vp$B[1] : bf16 from vector<2xbf16>
-          %cdlo$B = arith.constant $DLO : index
-          %cdhi$B = arith.constant $DHI : index
-          %dlo$B = arith.addi %vd0, %cdlo$B : index
-          %dhi$B = arith.addi %vd0, %cdhi$B : index
-          %ilo$B_a = arith.muli %dlo$B, %c32 : index
-          %ilo$B = arith.addi %ilo$B_a, %vtok : index
-          %ihi$B_a = arith.muli %dhi$B, %c32 : index
-          %ihi$B = arith.addi %ihi$B_a, %vtok : index
-          memref.store %vlo$B, %vt[%ilo$B] : memref<$VTNxbf16, #gpu.address_space<workgroup>>
-          memref.store %vhi$B, %vt[%ihi$B] : memref<$VTNxbf16, #gpu.address_space<workgroup>>)");
+        %vcol$J = vector.from_elements %ve0_$JB_$JH, %ve1_$JB_$JH, %ve2_$JB_$JH, %ve3_$JB_$JH : vector<4xbf16>
+        %vcj$J = arith.constant $J : index
+        %vdim$J = arith.addi %vd0, %vcj$J : index
+        %vsa$J_a = arith.muli %vdim$J, %c32 : index
+        %vsa$J = arith.addi %vsa$J_a, %vp4 : index
+        vector.store %vcol$J, %vt[%vsa$J] {alignment = 8 : i64} : memref<$VTNxbf16, #gpu.address_space<workgroup>>, vector<4xbf16>)");
   }
   w.emit(R"(
-        } else {
-          %bz = arith.constant 0.0 : bf16
-          %chd = arith.constant $HALFD : index
-          scf.for %dd = %c0 to %chd step %c1 {
-            %dz = arith.addi %vd0, %dd : index
-            %iz_a = arith.muli %dz, %c32 : index
-            %iz = arith.addi %iz_a, %vtok : index
-            memref.store %bz, %vt[%iz] : memref<$VTNxbf16, #gpu.address_space<workgroup>>
-          }
-        }
         gpu.barrier
         %g8 = arith.muli %g, %c8 : index
         %par = arith.muli %r, %c32 : index
         %pa = arith.addi %par, %g8 : index
-        %pA = vector.load %plds[%pa] : memref<512xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+        %pA = vector.load %plds[%pa] {alignment = 16 : i64} : memref<512xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
         )");
   std::string yield;
   for (int64_t t = 0; t < numDimTiles; ++t) {
@@ -610,7 +619,7 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
         %vrow$T = arith.addi %ct$T, %r : index
         %vba$T_a = arith.muli %vrow$T, %c32 : index
         %vba$T = arith.addi %vba$T_a, %g8 : index
-        %vB$T = vector.load %vt[%vba$T] : memref<$VTNxbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+        %vB$T = vector.load %vt[%vba$T] {alignment = 16 : i64} : memref<$VTNxbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
         %os$T = arith.mulf %o$T, %mdiff_exp : vector<4xf32>
         %on$T = amdgpu.mfma 16x16x32 %pA * %vB$T + %os$T blgp = none : vector<8xbf16>, vector<8xbf16>, vector<4xf32>)");
     yield += ", %on" + std::to_string(t);

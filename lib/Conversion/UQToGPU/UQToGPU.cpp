@@ -263,7 +263,7 @@ void ConvertUQToGPUPass::runOnOperation() {
         return;
       }
       if (auto attn = dyn_cast<DecodeAttentionPartialOp>(op)) {
-        if (attn.getPartitionSize() != partitionSize) {
+        if (static_cast<int64_t>(attn.getPartitionSize()) != partitionSize) {
           op->emitOpError()
               << "partition_size " << attn.getPartitionSize()
               << " differs from the pass option " << partitionSize.getValue();

@@ -26,7 +26,9 @@ def fail(msg):
 def main():
     path, kernel, d = sys.argv[1], sys.argv[2], int(sys.argv[3])
     text = open(path).read()
-    m = re.search(r"^%s:\n(.*?)\n\s*s_endpgm" % re.escape(kernel), text,
+    # The whole function: it may have several s_endpgm (early exits); LLVM
+    # closes it with a .Lfunc_end label.
+    m = re.search(r"^%s:\n(.*?)\n\.Lfunc_end" % re.escape(kernel), text,
                   re.S | re.M)
     if not m:
         fail("kernel %s not found" % kernel)
