@@ -36,6 +36,7 @@ struct Case {
   bool sinks;
   int64_t partitionSize = 256;
   double c = 0.156;
+  const char *dtype = "bf16";
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -53,6 +54,7 @@ TEST_P(GPUKernels, MatchesReference) {
   pb.sinks = c.sinks;
   pb.partitionSize = c.partitionSize;
   pb.c = c.c;
+  pb.dtype = c.dtype;
   pb.seed = 1234 + c.hq * 7 + c.d;
   auto report = runEmulatedAttention(pb);
   ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
@@ -86,7 +88,19 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gqa2_d128_part64", 4, 2, 128, 16, {200}, false, 64},
         // The accuracy study's optimum c (docs/accuracy.md) through the
         // same kernels: c is a format field the cache write compiles in.
-        Case{"gqa8_d128_c0196", 8, 1, 128, 16, {300}, true, 256, 0.196}),
+        Case{"gqa8_d128_c0196", 8, 1, 128, 16, {300}, true, 256, 0.196},
+        // The other block sizes the vLLM layout allows, and f32 inputs.
+        Case{"gqa4_d128_bs32_f32",
+             8,
+             2,
+             128,
+             32,
+             {95, 64},
+             false,
+             256,
+             0.156,
+             "f32"},
+        Case{"gqa16_d64_bs128_len700", 16, 1, 64, 128, {700}, true, 128}),
     [](const ::testing::TestParamInfo<Case> &info) {
       return std::string(info.param.name);
     });
