@@ -506,7 +506,7 @@ VI2(v_min_i32, (uint32_t)std::min((int32_t)A, (int32_t)B))
 VI2(v_max_i32, (uint32_t)std::max((int32_t)A, (int32_t)B))
 VI2(v_bcnt_u32_b32, (uint32_t)__builtin_popcount(A) + B)
 VI2(v_bfm_b32, ((1u << (A & 31)) - 1) << (B & 31))
-VI2(v_mbcnt_lo_u32_b32, (uint32_t)__builtin_popcount(A & ((1u << (l & 31)) - 1 | (l >= 32 ? ~0u : 0))) + B)
+VI2(v_mbcnt_lo_u32_b32, (uint32_t)__builtin_popcount(A & (((1u << (l & 31)) - 1) | (l >= 32 ? ~0u : 0))) + B)
 VI2(v_mbcnt_hi_u32_b32, (uint32_t)__builtin_popcount(l < 32 ? 0u : (A & ((l == 32 ? 0u : (1u << (l - 32)) - 1)))) + B)
 VI2(v_pack_b32_f16, (A & 0xffff) | (B << 16))
 VI2(v_lshlrev_b16, (uint32_t)(uint16_t)(B << (A & 15)))
@@ -1905,6 +1905,42 @@ H(global_atomic) {
   }
 }
 
+/// Moves `bytes` (<= 16) loaded at `p` into lane `l` of the registers of
+/// `data`. Sub-dword loads zero- (aux2 0) or sign-extend (aux2 1), or fill
+/// the low (aux2 2) or high (aux2 3) 16 bits and keep the other half (d16).
+inline void loadToLane(Exec &X, Wave &W, const Inst &I, const Operand &data,
+                       unsigned l, const uint8_t *p, unsigned bytes) {
+  uint32_t buf[4] = {0, 0, 0, 0};
+  std::memcpy(buf, p, bytes);
+  if (bytes >= 4) {
+    for (unsigned i = 0, n = (bytes + 3) / 4; i < n; ++i)
+      vdst(X, W, data, i)[l] = buf[i];
+    return;
+  }
+  uint32_t v = buf[0];
+  if (I.aux2 == 1)
+    v = (uint32_t)sext(v, 8 * bytes);
+  uint32_t &dd = vdst(X, W, data)[l];
+  if (I.aux2 == 2)
+    v = (dd & 0xffff0000u) | v;
+  else if (I.aux2 == 3)
+    v = (dd & 0xffffu) | (v << 16);
+  dd = v;
+}
+
+/// Stores `bytes` (<= 16) of lane `l` of the registers of `data` at `p`;
+/// aux2 3 (d16_hi) stores the high 16 bits of the first register.
+inline void storeFromLane(Exec &X, Wave &W, const Inst &I,
+                          const Operand &data, unsigned l, uint8_t *p,
+                          unsigned bytes) {
+  uint32_t buf[4];
+  for (unsigned i = 0, n = (bytes + 3) / 4; i < n; ++i)
+    buf[i] = src(X, W, data, i)[l];
+  if (I.aux2 == 3)
+    buf[0] >>= 16;
+  std::memcpy(p, buf, bytes);
+}
+
 /// buffer_load/store_*: vdata, vaddr, srsrc, soffset [offen idxen offset:].
 /// Out-of-range offsets (>= num_records) read 0 / drop writes, as the
 /// hardware does; an in-range access outside every buffer is an error.
@@ -1935,29 +1971,10 @@ template <bool Store> void bufferOp(Exec &X, Wave &W, const Inst &I) {
     if (!p)
       return X.failLane(I, l, a, bytes, Store ? "buffer store" : "buffer load");
     if (Store) {
-      uint32_t buf[4];
-      for (unsigned i = 0; i < n; ++i)
-        buf[i] = src(X, W, data, i)[l];
-      if (I.aux2 == 3)
-        buf[0] >>= 16;
-      std::memcpy(p, buf, bytes);
+      storeFromLane(X, W, I, data, l, p, bytes);
       X.stats->globalBytesWritten += bytes;
     } else {
-      uint32_t buf[4] = {0, 0, 0, 0};
-      std::memcpy(buf, p, bytes);
-      if (bytes < 4) {
-        uint32_t v = buf[0];
-        if (I.aux2 == 1)
-          v = (uint32_t)sext(v, 8 * bytes);
-        uint32_t &dd = vdst(X, W, data)[l];
-        if (I.aux2 == 2)
-          v = (dd & 0xffff0000u) | v;
-        else if (I.aux2 == 3)
-          v = (dd & 0xffffu) | (v << 16);
-        dd = v;
-      } else
-        for (unsigned i = 0; i < n; ++i)
-          vdst(X, W, data, i)[l] = buf[i];
+      loadToLane(X, W, I, data, l, p, bytes);
       X.stats->globalBytesRead += bytes;
     }
   }
@@ -1972,7 +1989,7 @@ template <bool Store> void scratchOp(Exec &X, Wave &W, const Inst &I) {
   const Operand &data = I.ops[dataIdx], &va = I.ops[vi], &sa = I.ops[vi + (Store ? 2 : 1)];
   uint32_t sbase = sa.kind == OpKind::SReg ? sval(X, W, sa) : 0;
   Src v = va.kind == OpKind::VReg ? src(X, W, va) : Src{kZero, 0};
-  unsigned bytes = I.aux, n = (bytes + 3) / 4;
+  unsigned bytes = I.aux;
   uint64_t e = W.exec();
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
@@ -1982,28 +1999,9 @@ template <bool Store> void scratchOp(Exec &X, Wave &W, const Inst &I) {
                         Store ? "scratch store" : "scratch load");
     uint8_t *p = W.scratch.data() + (uint64_t)l * X.privateSize + a;
     if (Store) {
-      uint32_t buf[4];
-      for (unsigned i = 0; i < n; ++i)
-        buf[i] = src(X, W, data, i)[l];
-      if (I.aux2 == 3)
-        buf[0] >>= 16;
-      std::memcpy(p, buf, bytes);
+      storeFromLane(X, W, I, data, l, p, bytes);
     } else {
-      uint32_t buf[4] = {0, 0, 0, 0};
-      std::memcpy(buf, p, bytes);
-      if (bytes < 4) {
-        uint32_t vv = buf[0];
-        if (I.aux2 == 1)
-          vv = (uint32_t)sext(vv, 8 * bytes);
-        uint32_t &dd = vdst(X, W, data)[l];
-        if (I.aux2 == 2)
-          vv = (dd & 0xffff0000u) | vv;
-        else if (I.aux2 == 3)
-          vv = (dd & 0xffffu) | (vv << 16);
-        dd = vv;
-      } else
-        for (unsigned i = 0; i < n; ++i)
-          vdst(X, W, data, i)[l] = buf[i];
+      loadToLane(X, W, I, data, l, p, bytes);
     }
   }
 }
@@ -2023,7 +2021,7 @@ inline uint8_t *ldsPtr(Exec &X, const Inst &I, unsigned l, uint64_t a,
 H(ds_read) {
   const Operand &dst = I.ops[0];
   Src va = src(X, W, I.ops[1]);
-  unsigned bytes = I.aux, n = (bytes + 3) / 4;
+  unsigned bytes = I.aux;
   uint64_t e = W.exec();
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
@@ -2031,28 +2029,14 @@ H(ds_read) {
     uint8_t *p = ldsPtr(X, I, l, a, bytes);
     if (!p)
       return;
-    uint32_t buf[4] = {0, 0, 0, 0};
-    std::memcpy(buf, p, bytes);
-    if (bytes < 4) {
-      uint32_t v = buf[0];
-      if (I.aux2 == 1)
-        v = (uint32_t)sext(v, 8 * bytes);
-      uint32_t &dd = vdst(X, W, dst)[l];
-      if (I.aux2 == 2)
-        v = (dd & 0xffff0000u) | v;
-      else if (I.aux2 == 3)
-        v = (dd & 0xffffu) | (v << 16);
-      dd = v;
-    } else
-      for (unsigned i = 0; i < n; ++i)
-        vdst(X, W, dst, i)[l] = buf[i];
+    loadToLane(X, W, I, dst, l, p, bytes);
   }
   X.stats->ldsBytesRead += (uint64_t)bytes * __builtin_popcountll(W.exec());
 }
 H(ds_write) {
   Src va = src(X, W, I.ops[0]);
   const Operand &data = I.ops[1];
-  unsigned bytes = I.aux, n = (bytes + 3) / 4;
+  unsigned bytes = I.aux;
   uint64_t e = W.exec();
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
@@ -2060,12 +2044,7 @@ H(ds_write) {
     uint8_t *p = ldsPtr(X, I, l, a, bytes);
     if (!p)
       return;
-    uint32_t buf[4];
-    for (unsigned i = 0; i < n; ++i)
-      buf[i] = src(X, W, data, i)[l];
-    if (I.aux2 == 3)
-      buf[0] >>= 16;
-    std::memcpy(p, buf, bytes);
+    storeFromLane(X, W, I, data, l, p, bytes);
   }
   X.stats->ldsBytesWritten += (uint64_t)bytes * __builtin_popcountll(W.exec());
 }
