@@ -17,6 +17,8 @@
 
 #include "uq/Target/EmulatedAttention.h"
 
+#include "../GoldenData.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -26,6 +28,7 @@
 #include <iterator>
 
 using namespace uq;
+using namespace uq::test;
 
 namespace {
 
@@ -109,38 +112,6 @@ INSTANTIATE_TEST_SUITE_P(
 // The golden attention cases of vLLM's reference.
 //===----------------------------------------------------------------------===//
 
-std::string goldenPath(const std::string &file) {
-  return std::string(UQ_SHARED_DIR) + "/golden/" + file;
-}
-
-bool readFile(const std::string &path, std::vector<char> &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  out.assign(std::istreambuf_iterator<char>(in), {});
-  return true;
-}
-
-std::vector<float> bf16File(const std::string &file) {
-  std::vector<char> raw;
-  EXPECT_TRUE(readFile(goldenPath(file), raw)) << file;
-  std::vector<float> v(raw.size() / 2);
-  for (size_t i = 0; i < v.size(); ++i) {
-    uint32_t bits = (uint32_t(uint8_t(raw[2 * i + 1])) << 24) |
-                    (uint32_t(uint8_t(raw[2 * i])) << 16);
-    std::memcpy(&v[i], &bits, 4);
-  }
-  return v;
-}
-
-std::vector<float> f32File(const std::string &file) {
-  std::vector<char> raw;
-  EXPECT_TRUE(readFile(goldenPath(file), raw)) << file;
-  std::vector<float> v(raw.size() / 4);
-  std::memcpy(v.data(), raw.data(), v.size() * 4);
-  return v;
-}
-
 struct GoldenCase {
   const char *name;
   int64_t b, hq, hk, n, d;
@@ -152,10 +123,9 @@ class GoldenAttention : public ::testing::TestWithParam<GoldenCase> {};
 
 TEST_P(GoldenAttention, GPUKernelsMatchVLLMReference) {
   const GoldenCase &g = GetParam();
-  std::vector<char> probe;
-  if (!readFile(goldenPath(std::string(g.name) + "_out.bin"), probe))
-    GTEST_SKIP() << "golden data not found under " << UQ_SHARED_DIR;
+  UQ_REQUIRE_GOLDEN(g.name);
   std::string base = g.name;
+  const size_t qn = g.b * g.hq * g.d, kvn = g.b * g.n * g.hk * g.d;
   AttentionProblem pb;
   pb.numQHeads = g.hq;
   pb.numKVHeads = g.hk;
@@ -164,12 +134,12 @@ TEST_P(GoldenAttention, GPUKernelsMatchVLLMReference) {
   pb.seqLens.assign(g.b, static_cast<int32_t>(g.n));
   pb.sinks = g.sinks;
   pb.softmaxScale = g.scale;
-  pb.query = bf16File(base + "_q.bin");
-  pb.key = bf16File(base + "_k.bin");
-  pb.value = bf16File(base + "_v.bin");
+  pb.query = golden::bf16(base + "_q.bin", qn);
+  pb.key = golden::bf16(base + "_k.bin", kvn);
+  pb.value = golden::bf16(base + "_v.bin", kvn);
   if (g.sinks)
-    pb.sinkValues = f32File(base + "_sinks.bin");
-  std::vector<float> golden = f32File(base + "_out.bin");
+    pb.sinkValues = golden::f32(base + "_sinks.bin", g.hq);
+  std::vector<float> expected = golden::f32(base + "_out.bin", qn);
   auto report = runEmulatedAttention(pb);
   ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
   EXPECT_EQ(report->cacheMismatches, 0);
@@ -177,13 +147,8 @@ TEST_P(GoldenAttention, GPUKernelsMatchVLLMReference) {
   EXPECT_LT(report->relL2, 3e-3);
   // Against vLLM's own output (the reference library matches it to 1e-5):
   // the same bf16-P budget.
-  ASSERT_EQ(golden.size(), report->output.size());
-  double err = 0, norm = 0;
-  for (size_t i = 0; i < golden.size(); ++i) {
-    err += (report->output[i] - golden[i]) * (report->output[i] - golden[i]);
-    norm += golden[i] * golden[i];
-  }
-  EXPECT_LT(std::sqrt(err / norm), 3e-3);
+  ASSERT_EQ(expected.size(), report->output.size());
+  EXPECT_LT(golden::relL2(report->output, expected), 3e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -15,6 +15,8 @@
 
 #include "uq/Reference/Reference.h"
 
+#include "../GoldenData.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,56 +31,16 @@
 using namespace uq::ref;
 
 namespace {
-const std::string kGoldenDir = std::string(UQ_SHARED_DIR) + "/golden/";
-
-bool readBytes(const std::string &name, std::vector<uint8_t> &out) {
-  std::ifstream in(kGoldenDir + name, std::ios::binary);
-  if (!in)
-    return false;
-  out.assign(std::istreambuf_iterator<char>(in),
-             std::istreambuf_iterator<char>());
-  return true;
-}
-
-/// Skips the calling test when the golden folder is absent; fails when the
-/// manifest does not know \p caseName.
-#define UQ_REQUIRE_GOLDEN(caseName)                                            \
-  do {                                                                         \
-    std::ifstream manifest(kGoldenDir + "manifest.json");                      \
-    if (!manifest)                                                             \
-      GTEST_SKIP() << "no golden data at " << kGoldenDir;                      \
-    std::stringstream text;                                                    \
-    text << manifest.rdbuf();                                                  \
-    ASSERT_NE(text.str().find("\"" + std::string(caseName) + "\""),            \
-              std::string::npos)                                               \
-        << "manifest.json has no case " << caseName;                           \
-  } while (0)
+using namespace uq::test;
 
 std::vector<float> bf16File(const std::string &name, size_t count) {
-  std::vector<uint8_t> b;
-  EXPECT_TRUE(readBytes(name, b)) << name;
-  EXPECT_EQ(b.size(), 2 * count) << name;
-  std::vector<float> f(count, 0.0f);
-  for (size_t i = 0; i < count && 2 * i + 1 < b.size(); ++i)
-    f[i] = bf16ToFloat(static_cast<uint16_t>(b[2 * i] | (b[2 * i + 1] << 8)));
-  return f;
+  return golden::bf16(name, count);
 }
-
 std::vector<float> f32File(const std::string &name, size_t count) {
-  std::vector<uint8_t> b;
-  EXPECT_TRUE(readBytes(name, b)) << name;
-  EXPECT_EQ(b.size(), 4 * count) << name;
-  std::vector<float> f(count, 0.0f);
-  std::memcpy(f.data(), b.data(), std::min(b.size(), 4 * count));
-  return f;
+  return golden::f32(name, count);
 }
-
 std::vector<uint8_t> u8File(const std::string &name, size_t count) {
-  std::vector<uint8_t> b;
-  EXPECT_TRUE(readBytes(name, b)) << name;
-  EXPECT_EQ(b.size(), count) << name;
-  b.resize(count, 0);
-  return b;
+  return golden::bytes(name, count);
 }
 
 /// Mismatches of one encode case, per kind and per row.
@@ -102,10 +64,8 @@ EncodeDiff runEncodeCase(const std::string &name, bool rotate, int64_t rows,
   std::vector<uint8_t> codes(d / 2), scales(d / 32);
   std::vector<float> dec(d);
   for (int64_t r = 0; r < rows; ++r) {
-    EXPECT_TRUE(
-        encodeRow(f, &x[r * d], d, codes.data(), scales.data()).ok());
-    EXPECT_TRUE(
-        decodeRow(f, codes.data(), scales.data(), d, dec.data()).ok());
+    EXPECT_TRUE(encodeRow(f, &x[r * d], d, codes.data(), scales.data()).ok());
+    EXPECT_TRUE(decodeRow(f, codes.data(), scales.data(), d, dec.data()).ok());
     bool bad = false;
     for (int64_t i = 0; i < d / 2; ++i)
       if (codes[i] != gc[r * d / 2 + i]) {
@@ -223,15 +183,7 @@ std::string sci(double v) {
   return buf;
 }
 
-double relL2(const std::vector<float> &a, const std::vector<float> &ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    double e = static_cast<double>(a[i]) - ref[i];
-    num += e * e;
-    den += static_cast<double>(ref[i]) * ref[i];
-  }
-  return std::sqrt(num / den);
-}
+using golden::relL2;
 
 /// Builds a paged cache from the case's K/V with cacheWrite (block size 16,
 /// blocks of each sequence assigned in reverse so the paging is exercised)
@@ -259,8 +211,8 @@ std::vector<float> runAttention(const AttnCase &c, const Format &kf,
   for (int64_t s = 0; s < c.b; ++s)
     for (int64_t t = 0; t < c.n; ++t)
       slots[s * c.n + t] = table[s * perSeq + t / bs] * bs + t % bs;
-  Status st = cacheWrite(kf, vf, g, k.data(), v.data(), slots.data(),
-                         c.b * c.n, cache.data());
+  Status st = cacheWrite(kf, vf, g, k.data(), v.data(), slots.data(), c.b * c.n,
+                         cache.data());
   EXPECT_TRUE(st.ok()) << st.message();
 
   std::vector<int32_t> lens(c.b, static_cast<int32_t>(c.n));
@@ -322,8 +274,7 @@ INSTANTIATE_TEST_SUITE_P(
                  0.08838834764831843, false},
         AttnCase{"attn_b1_hq12_hk2_n1000_d128_sinks", 1, 12, 2, 1000, 128,
                  0.08838834764831843, true},
-        AttnCase{"attn_b1_hq16_hk1_n77_d256", 1, 16, 1, 77, 256, 0.0625,
-                 false},
+        AttnCase{"attn_b1_hq16_hk1_n77_d256", 1, 16, 1, 77, 256, 0.0625, false},
         AttnCase{"attn_b3_hq8_hk8_n64_d64", 3, 8, 8, 64, 64, 0.125, false},
         AttnCase{"attn_b1_hq6_hk1_n4097_d128", 1, 6, 1, 4097, 128,
                  0.08838834764831843, false}),

@@ -15,6 +15,8 @@
 
 #include "TestUtil.h"
 
+#include "../GoldenData.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <fstream>
@@ -25,30 +27,10 @@ using namespace uq;
 using namespace uq::test;
 
 namespace {
-const std::string kGoldenDir = std::string(UQ_SHARED_DIR) + "/golden/";
-
+/// The bytes of golden file `name` (a size other than `expect` fails).
 std::vector<uint8_t> fileBytes(const std::string &name, size_t expect) {
-  std::ifstream in(kGoldenDir + name, std::ios::binary);
-  EXPECT_TRUE(in) << name;
-  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
-  EXPECT_EQ(b.size(), expect) << name;
-  b.resize(expect, 0);
-  return b;
+  return golden::bytes(name, expect);
 }
-
-/// Skips without golden data; fails if the manifest lacks \p caseName.
-#define UQ_REQUIRE_GOLDEN(caseName)                                            \
-  do {                                                                         \
-    std::ifstream manifest(kGoldenDir + "manifest.json");                      \
-    if (!manifest)                                                             \
-      GTEST_SKIP() << "no golden data at " << kGoldenDir;                      \
-    std::stringstream text;                                                    \
-    text << manifest.rdbuf();                                                  \
-    ASSERT_NE(text.str().find("\"" + std::string(caseName) + "\""),            \
-              std::string::npos)                                               \
-        << "manifest.json has no case " << caseName;                           \
-  } while (0)
 
 struct EncodeCase {
   const char *name;
@@ -182,7 +164,8 @@ TEST_P(GoldenAttention, QuantizedMatchesGolden) {
       c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>", c.hq).str() : "";
   std::string sinkType =
       c.sinks ? llvm::formatv(", tensor<{0}xf32>", c.hq).str() : "";
-  std::string ir = llvm::formatv(R"(
+  std::string ir =
+      llvm::formatv(R"(
 func.func @main(%k: tensor<{0}x{1}x{2}xbf16>, %v: tensor<{0}x{1}x{2}xbf16>,
                 %slots: tensor<{0}xi64>, %cache: tensor<{3}x16x{1}x{4}xi8>,
                 %q: tensor<{5}x{6}x{2}xbf16>, %bt: tensor<{5}x{7}xi32>,
@@ -200,10 +183,9 @@ func.func @main(%k: tensor<{0}x{1}x{2}xbf16>, %v: tensor<{0}x{1}x{2}xbf16>,
   return %o : tensor<{5}x{6}x{2}xf32>
 }
 )",
-                                 tokens, c.hk, c.d, blocks, slot, c.b, c.hq,
-                                 perSeq, sinkArg, c.sinks ? "sinks %s" : "",
-                                 scale, sinkType)
-                       .str();
+                    tokens, c.hk, c.d, blocks, slot, c.b, c.hq, perSeq, sinkArg,
+                    c.sinks ? "sinks %s" : "", scale, sinkType)
+          .str();
   auto prog = compileOrDie(ir);
   ASSERT_TRUE(prog);
   std::string base(c.name);
@@ -227,8 +209,8 @@ func.func @main(%k: tensor<{0}x{1}x{2}xbf16>, %v: tensor<{0}x{1}x{2}xbf16>,
       tensorOf(DType::I32, {c.b},
                std::vector<int32_t>(c.b, static_cast<int32_t>(c.n)))};
   if (c.sinks)
-    args.push_back(tensorOf(DType::F32, {c.hq},
-                            fileBytes(base + "_sinks.bin", c.hq * 4)));
+    args.push_back(
+        tensorOf(DType::F32, {c.hq}, fileBytes(base + "_sinks.bin", c.hq * 4)));
   auto out = runOrDie(*prog, args);
   ASSERT_EQ(out.size(), 1u);
   auto gb = fileBytes(base + "_out.bin", c.b * c.hq * c.d * 4);
@@ -239,16 +221,16 @@ func.func @main(%k: tensor<{0}x{1}x{2}xbf16>, %v: tensor<{0}x{1}x{2}xbf16>,
 
 INSTANTIATE_TEST_SUITE_P(
     CPU, GoldenAttention,
-    ::testing::Values(
-        AttnGolden{"attn_b2_hq16_hk2_n300_d128", 2, 16, 2, 300, 128,
-                   0.08838834764831843, false},
-        AttnGolden{"attn_b1_hq12_hk2_n1000_d128_sinks", 1, 12, 2, 1000, 128,
-                   0.08838834764831843, true},
-        AttnGolden{"attn_b1_hq16_hk1_n77_d256", 1, 16, 1, 77, 256, 0.0625,
-                   false},
-        AttnGolden{"attn_b3_hq8_hk8_n64_d64", 3, 8, 8, 64, 64, 0.125, false},
-        AttnGolden{"attn_b1_hq6_hk1_n4097_d128", 1, 6, 1, 4097, 128,
-                   0.08838834764831843, false}),
+    ::testing::Values(AttnGolden{"attn_b2_hq16_hk2_n300_d128", 2, 16, 2, 300,
+                                 128, 0.08838834764831843, false},
+                      AttnGolden{"attn_b1_hq12_hk2_n1000_d128_sinks", 1, 12, 2,
+                                 1000, 128, 0.08838834764831843, true},
+                      AttnGolden{"attn_b1_hq16_hk1_n77_d256", 1, 16, 1, 77, 256,
+                                 0.0625, false},
+                      AttnGolden{"attn_b3_hq8_hk8_n64_d64", 3, 8, 8, 64, 64,
+                                 0.125, false},
+                      AttnGolden{"attn_b1_hq6_hk1_n4097_d128", 1, 6, 1, 4097,
+                                 128, 0.08838834764831843, false}),
     [](const ::testing::TestParamInfo<AttnGolden> &info) {
       return std::string(info.param.name);
     });
