@@ -69,6 +69,10 @@ Status uq::ref::validateFormat(const Format &f, int64_t d) {
                            std::to_string(f.groupSize));
     if (!std::isfinite(f.c) || !(f.c > 0.0))
       return Status::error("scale constant c must be finite and > 0");
+    if (f.scaleRule == ScaleRule::MseSearch && !isPowerOfTwo(f.groupSize))
+      return Status::error("the MseSearch scale rule needs a power-of-two "
+                           "group size, got " +
+                           std::to_string(f.groupSize));
     return Status::success();
   case ElementCode::FP8_E4M3:
   case ElementCode::BF16:
@@ -97,6 +101,36 @@ int64_t uq::ref::scaleBytes(const Format &f, int64_t d) {
   return f.code == ElementCode::FP4_E2M1 ? d / f.groupSize : 0;
 }
 
+namespace {
+/// Squared error of coding \p n values with exponent \p e: the terms in
+/// double, summed as a perfect binary tree in element order (ScaleRule's
+/// definition; \p n is a power of two).
+double groupError(const float *x, int64_t n, int e, Rounding r) {
+  if (n == 1) {
+    float q = fp4Decode(fp4Encode(std::ldexp(x[0], -e), r));
+    double diff = static_cast<double>(std::ldexp(q, e)) - x[0];
+    return diff * diff;
+  }
+  return groupError(x, n / 2, e, r) + groupError(x + n / 2, n / 2, e, r);
+}
+
+/// The MseSearch scale byte of a group whose LogRound byte is \p byte0.
+uint8_t searchScaleByte(const float *x, int64_t n, uint8_t byte0, Rounding r) {
+  int e0 = static_cast<int>(byte0) - 127;
+  int best = 0;
+  double bestErr = 0;
+  for (int de = -1; de <= 1; ++de) {
+    int e = std::min(127, std::max(-126, e0 + de));
+    double err = groupError(x, n, e, r);
+    if (de == -1 || err < bestErr) {
+      bestErr = err;
+      best = e;
+    }
+  }
+  return static_cast<uint8_t>(best + 127);
+}
+} // namespace
+
 Status uq::ref::encodeRow(const Format &f, const float *x, int64_t d,
                           uint8_t *codes, uint8_t *scales) {
   Status st = validateFormat(f, d);
@@ -124,6 +158,8 @@ Status uq::ref::encodeRow(const Format &f, const float *x, int64_t d,
       }
       // Zero sentinel: byte 0 and all codes 0 for a zero or non-finite group.
       uint8_t byte = finite ? ue8m0ScaleByte(m, f.c) : 0;
+      if (byte != 0 && f.scaleRule == ScaleRule::MseSearch)
+        byte = searchScaleByte(&row[start], g, byte, f.rounding);
       scales[start / g] = byte;
       for (int64_t i = start; i < start + g; i += 2) {
         uint8_t lo = 0, hi = 0;
@@ -177,8 +213,8 @@ Status uq::ref::decodeRow(const Format &f, const uint8_t *codes,
     return Status::success();
   case ElementCode::BF16:
     for (int64_t i = 0; i < d; ++i)
-      out[i] = bf16ToFloat(static_cast<uint16_t>(codes[2 * i] |
-                                                 (codes[2 * i + 1] << 8)));
+      out[i] = bf16ToFloat(
+          static_cast<uint16_t>(codes[2 * i] | (codes[2 * i + 1] << 8)));
     return Status::success();
   }
   return Status::error("unknown element code");

@@ -171,6 +171,19 @@ Status hadamardRotate(float *row, int64_t d,
 
 /// A KV row encoding. The defaults are the vLLM `ultraquant_4bit` value
 /// format; keys use the same with `rotate = true`.
+/// How the exponent of an FP4 group's UE8M0 scale is chosen.
+enum class ScaleRule {
+  /// e = floor(log2(c * absmax) + 0.5), clamped to [-126, 127] (UltraQuant).
+  LogRound,
+  /// Among e0 - 1, e0, e0 + 1 (e0 from LogRound, each clamped), the exponent
+  /// whose codes have the least squared error over the group, ties to the
+  /// earlier (smaller) candidate. The error of a group is the sum of
+  /// (decoded - x)^2 over its elements in double, each term the square of
+  /// an exact double difference, summed as a perfect binary tree in element
+  /// order ((t0 + t1) + (t2 + t3)) + ...: a fixed order a GPU can reproduce.
+  MseSearch,
+};
+
 struct Format {
   ElementCode code = ElementCode::FP4_E2M1;
   /// Channels per UE8M0 scale (FP4 only); must divide the head dim.
@@ -181,6 +194,8 @@ struct Format {
   bool rotate = false;
   /// FP4 rounding rule.
   Rounding rounding = Rounding::TiesDown;
+  /// FP4 scale exponent rule.
+  ScaleRule scaleRule = ScaleRule::LogRound;
   /// FP8 overflow rule (FP8_E4M3 rows).
   Fp8Overflow fp8Overflow = Fp8Overflow::NaN;
   /// Rotation arithmetic (when rotate is set); also used for the query.

@@ -8,7 +8,7 @@ func.func @f(%x: tensor<4x128xf32>) attributes {f = #uq.kv_format<fp5>} { return
 
 // -----
 
-// expected-error @+1 {{unknown kv_format field 'bits' (expected group, scale, c, rotation or rounding)}}
+// expected-error @+1 {{unknown kv_format field 'bits' (expected group, scale, c, rotation, rounding or scale_rule)}}
 func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, bits = 4>} { return }
 
 // -----
@@ -61,6 +61,20 @@ func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = -0.5>} { return }
 // expected-error @+1 {{fp8_e4m3 elements round to nearest even only}}
 func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, rounding = ties_down>} { return }
 
+// -----
+
+// expected-error @+1 {{unknown scale_rule 'best' (expected log_round or mse_search)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale_rule = best>} { return }
+
+// -----
+
+// expected-error @+1 {{scale_rule = mse_search is defined for fp4_e2m1 with ue8m0 scales only}}
+func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, scale_rule = mse_search>} { return }
+
+// -----
+
+// expected-error @+1 {{scale_rule = mse_search needs a power-of-two group size, got 48}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, group = 48, scale_rule = mse_search>} { return }
 // -----
 
 func.func @f(%x: tensor<f32>) {

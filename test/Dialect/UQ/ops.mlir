@@ -40,6 +40,17 @@ func.func @quantize_dequantize(%x: tensor<4x128xbf16>, %y: tensor<2x3x64xf32>)
 
 // -----
 
+// The exponent-search scale rule of the accuracy study (docs/accuracy.md).
+// CHECK-LABEL: func @scale_rule
+func.func @scale_rule(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x4xi8>) {
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, scale_rule = mse_search, c = 0.196, rotation = hadamard>}
+      : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x4xi8>
+  return %c, %s : tensor<4x64xi8>, tensor<4x4xi8>
+}
+
+// -----
+
 // FP8 with MX-style UE8M0 group scales is expressible.
 // CHECK-LABEL: func @fp8_scaled
 func.func @fp8_scaled(%x: tensor<?x64xf32>) -> (tensor<?x64xi8>, tensor<?x2xi8>) {

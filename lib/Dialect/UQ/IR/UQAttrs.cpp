@@ -7,6 +7,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 #include <charconv>
 #include <cmath>
 
@@ -75,7 +76,7 @@ KVFormatAttr KVFormatAttr::getDefault(MLIRContext *ctx, ElementCode element,
   ScaleEncoding scale = defaultScale(element);
   return KVFormatAttr::get(ctx, element, defaultGroup(scale), scale,
                            llvm::APFloat(defaultC(element)), rotation,
-                           defaultRounding(element));
+                           defaultRounding(element), ScaleRule::log_round);
 }
 
 unsigned KVFormatAttr::getElementBits() const {
@@ -115,6 +116,7 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
   std::optional<double> c;
   std::optional<Rotation> rotation;
   std::optional<Rounding> rounding;
+  std::optional<ScaleRule> scaleRule;
 
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc keyLoc = parser.getCurrentLocation();
@@ -166,9 +168,15 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
           !parseEnum([](StringRef v) { return symbolizeRounding(v); }, rounding,
                      "ties_down or nearest_even"))
         return {};
+    } else if (key == "scale_rule") {
+      if (duplicate(scaleRule.has_value()) ||
+          !parseEnum([](StringRef v) { return symbolizeScaleRule(v); },
+                     scaleRule, "log_round or mse_search"))
+        return {};
     } else {
       parser.emitError(keyLoc, "unknown kv_format field '")
-          << key << "' (expected group, scale, c, rotation or rounding)";
+          << key
+          << "' (expected group, scale, c, rotation, rounding or scale_rule)";
       return {};
     }
   }
@@ -180,7 +188,8 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
       loc, ctx, *element, group.value_or(defaultGroup(s)), s,
       llvm::APFloat(c.value_or(defaultC(*element))),
       rotation.value_or(Rotation::none),
-      rounding.value_or(defaultRounding(*element)));
+      rounding.value_or(defaultRounding(*element)),
+      scaleRule.value_or(ScaleRule::log_round));
 }
 
 void KVFormatAttr::print(AsmPrinter &printer) const {
@@ -196,13 +205,16 @@ void KVFormatAttr::print(AsmPrinter &printer) const {
     printer << ", rotation = " << stringifyRotation(getRotation());
   if (getRounding() != defaultRounding(e))
     printer << ", rounding = " << stringifyRounding(getRounding());
+  if (getScaleRule() != ScaleRule::log_round)
+    printer << ", scale_rule = " << stringifyScaleRule(getScaleRule());
   printer << ">";
 }
 
 LogicalResult KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ElementCode element, unsigned groupSize,
                                    ScaleEncoding scale, llvm::APFloat cValue,
-                                   Rotation rotation, Rounding rounding) {
+                                   Rotation rotation, Rounding rounding,
+                                   ScaleRule scaleRule) {
   double c = cValue.convertToDouble();
   if (scale == ScaleEncoding::none) {
     if (element == ElementCode::fp4_e2m1)
@@ -219,6 +231,14 @@ LogicalResult KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "c must be a finite positive number, got "
                          << formatDouble(c);
   }
+  if (scaleRule != ScaleRule::log_round &&
+      (element != ElementCode::fp4_e2m1 || scale != ScaleEncoding::ue8m0))
+    return emitError() << "scale_rule = " << stringifyScaleRule(scaleRule)
+                       << " is defined for fp4_e2m1 with ue8m0 scales only";
+  if (scaleRule == ScaleRule::mse_search && !llvm::isPowerOf2_32(groupSize))
+    return emitError() << "scale_rule = mse_search needs a power-of-two group "
+                          "size, got "
+                       << groupSize;
   if (element != ElementCode::fp4_e2m1 && rounding != Rounding::nearest_even)
     return emitError() << stringifyElementCode(element)
                        << " elements round to nearest even only";

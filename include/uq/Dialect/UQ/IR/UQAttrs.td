@@ -22,7 +22,8 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
 
     Fields other than the element code are optional and take the defaults of
     that code: for `fp4_e2m1` group 32, `ue8m0` scales, `c = 0.156`, no
-    rotation and `ties_down` rounding (the vLLM-compatible UltraQuant format);
+    rotation, `ties_down` rounding and the `log_round` scale rule (the
+    vLLM-compatible UltraQuant format);
     for `fp8_e4m3` and `bf16` no group, no scale, no rotation and
     `nearest_even`.
 
@@ -32,6 +33,10 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
     #uq.kv_format<fp4_e2m1>
     // A variant with another constant.
     #uq.kv_format<fp4_e2m1, c = 0.1666, rotation = hadamard>
+    // The accuracy study's encoder: c = 0.196 and a per-group search of the
+    // exponent (same bytes layout, same decoder).
+    #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard,
+                  scale_rule = mse_search>
     // Baselines.
     #uq.kv_format<fp8_e4m3>
     #uq.kv_format<bf16>
@@ -43,7 +48,8 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
     "::uq::ScaleEncoding":$scale,
     APFloatParameter<"constant c of the scale rule">:$c,
     "::uq::Rotation":$rotation,
-    "::uq::Rounding":$rounding);
+    "::uq::Rounding":$rounding,
+    "::uq::ScaleRule":$scaleRule);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -46,6 +46,20 @@ def UQ_Rounding : I32EnumAttr<"Rounding",
   let genSpecializedAttr = 0;
 }
 
+def UQ_ScaleRule : I32EnumAttr<"ScaleRule",
+    "how the exponent of a group's UE8M0 scale is chosen", [
+      // e = floor(log2(c * absmax) + 0.5), clamped (UltraQuant, vLLM).
+      I32EnumAttrCase<"log_round", 0>,
+      // The exponent among {e - 1, e, e + 1} (e from log_round, clamped)
+      // whose codes give the least squared error over the group; ties keep
+      // the smaller exponent. An encoder-only choice: the bytes decode with
+      // the same rule as log_round (docs/accuracy.md).
+      I32EnumAttrCase<"mse_search", 1>
+    ]> {
+  let cppNamespace = "::uq";
+  let genSpecializedAttr = 0;
+}
+
 def UQ_LayoutKind : I32EnumAttr<"LayoutKind", "paged KV-cache layout", [
       // [num_blocks, block_size, num_kv_heads, slot_bytes] u8, each slot
       // [K codes D/2][K scales D/32][V codes D/2][V scales D/32].
