@@ -164,6 +164,8 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
 
   ref::Format kf = ref::keyFormat(), vf = ref::valueFormat();
   kf.c = vf.c = pb.c;
+  if (pb.mseSearch)
+    kf.scaleRule = vf.scaleRule = ref::ScaleRule::MseSearch;
   const int64_t slotBytes = ref::slotBytes(kf, vf, d);
   if (slotBytes < 0)
     return makeError("head dim " + llvm::Twine(d) + " has no slot layout");
@@ -196,10 +198,11 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   char cText[32];
   auto cEnd = std::to_chars(cText, cText + sizeof(cText), pb.c).ptr;
   std::string cField = pb.c == 0.156 ? "" : ", c = " + std::string(cText, cEnd);
-  std::string attrs =
-      "{k_format = #uq.kv_format<fp4_e2m1" + cField +
-      ", rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1" + cField +
-      ">, layout = #uq.cache_layout<vllm_slot>}";
+  std::string ruleField = pb.mseSearch ? ", scale_rule = mse_search" : "";
+  std::string attrs = "{k_format = #uq.kv_format<fp4_e2m1" + cField +
+                      ", rotation = hadamard" + ruleField +
+                      ">, v_format = #uq.kv_format<fp4_e2m1" + cField +
+                      ruleField + ">, layout = #uq.cache_layout<vllm_slot>}";
   // The f32 bit pattern: the exact scale, whatever its decimal digits.
   uint32_t scaleBits;
   std::memcpy(&scaleBits, &softmaxScale, 4);

@@ -34,6 +34,10 @@ static cl::opt<int64_t> partitionSize("partition-size",
                                       cl::init(256));
 static cl::opt<double> cConst("c", cl::desc("Constant c of the K/V scale rule"),
                               cl::init(0.156));
+static cl::opt<bool>
+    mseSearch("mse-search",
+              cl::desc("Code K and V with scale_rule = mse_search"),
+              cl::init(false));
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1));
 static cl::opt<bool> refCacheWrite(
     "reference-cache-write",
@@ -59,6 +63,7 @@ int main(int argc, char **argv) {
   pb.partitionSize = partitionSize;
   pb.seed = seed;
   pb.c = cConst;
+  pb.mseSearch = mseSearch;
   pb.gpuCacheWrite = !refCacheWrite;
   auto report = uq::runEmulatedAttention(pb);
   if (!report) {

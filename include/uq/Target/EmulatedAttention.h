@@ -41,6 +41,8 @@ struct AttentionProblem {
   /// The constant c of the K and V scale rule (0.156: UltraQuant as
   /// published; 0.196 is the measured optimum, docs/accuracy.md).
   double c = 0.156;
+  /// The mse_search scale rule (per-group exponent search) for K and V.
+  bool mseSearch = false;
   /// Softmax scale; 0 means 1/sqrt(headDim).
   float softmaxScale = 0.0f;
   /// Given data instead of random values (each empty = random): the query

@@ -25,6 +25,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <vector>
 
 using namespace uq::kernels;
 
@@ -33,7 +34,7 @@ namespace {
 /// row's f32 values are written as `%x<j>`, then the codes and scale byte
 /// are stored at slot byte offsets `codeOff` and `scaleOff`.
 void emitRow(KernelWriter &w, const CacheWriteKernelParams &p, bool rotate,
-             double c, int64_t codeOff, int64_t scaleOff,
+             double c, bool search, int64_t codeOff, int64_t scaleOff,
              const std::string &input) {
   const int64_t d = p.headDim;
   const int64_t e = d / 64;
@@ -155,38 +156,158 @@ void emitRow(KernelWriter &w, const CacheWriteKernelParams &p, bool rotate,
       %amaxinf = arith.cmpf oeq, $AMAX, %pinf : f32
       %amaxfin = arith.xori %amaxinf, %true : i1
       %amaxok = arith.andi %amaxok_a, %amaxfin : i1
-      %sbyte_a = arith.addi %se, %c127_i32 : i32
-      %sbyte = arith.select %amaxok, %sbyte_a, %c0_i32 : i32
-      %nse = arith.subi %c0_i32, %se : i32)");
-  // Codes.
-  for (int64_t j = 0; j < e; ++j) {
-    w.set("J", j);
+)");
+  // Codes for exponent %e<S> (S a name suffix): %code<j><S>.
+  auto emitCodes = [&](const std::string &sfx) {
+    w.set("S", sfx);
     w.emit(R"(
-      %y$J = llvm.intr.ldexp(%x$J, %nse) : (f32, i32) -> f32
-      %ya$J = math.absf %y$J : f32
-      %yneg$J = arith.cmpf olt, %y$J, %zf : f32
-      %mag$J_0 = arith.constant 0 : i32)");
-    const char *mids[] = {"2.5E-1", "7.5E-1", "1.25", "1.75",
-                          "2.5",    "3.5",    "5.0"};
-    for (int k = 0; k < 7; ++k) {
-      w.set("K", k);
-      w.set("K1", k + 1);
-      w.set("MID", mids[k]);
+      %nse$S = arith.subi %c0_i32, %e$S : i32)");
+    for (int64_t j = 0; j < e; ++j) {
+      w.set("J", j);
       w.emit(R"(
-      %mid$J_$K = arith.constant $MID : f32
-      %gt$J_$K = arith.cmpf ogt, %ya$J, %mid$J_$K : f32
-      %ge$J_$K = arith.cmpf oge, %ya$J, %mid$J_$K : f32
-      %up$J_$K = arith.select %yneg$J, %ge$J_$K, %gt$J_$K : i1
-      %upi$J_$K = arith.extui %up$J_$K : i1 to i32
-      %mag$J_$K1 = arith.addi %mag$J_$K, %upi$J_$K : i32)");
+      %y$J$S = llvm.intr.ldexp(%x$J, %nse$S) : (f32, i32) -> f32
+      %ya$J$S = math.absf %y$J$S : f32
+      %yneg$J$S = arith.cmpf olt, %y$J$S, %zf : f32
+      %mag$J$S_0 = arith.constant 0 : i32)");
+      const char *mids[] = {"2.5E-1", "7.5E-1", "1.25", "1.75",
+                            "2.5",    "3.5",    "5.0"};
+      for (int k = 0; k < 7; ++k) {
+        w.set("K", k);
+        w.set("K1", k + 1);
+        w.set("MID", mids[k]);
+        w.emit(R"(
+      %mid$J$S_$K = arith.constant $MID : f32
+      %gt$J$S_$K = arith.cmpf ogt, %ya$J$S, %mid$J$S_$K : f32
+      %ge$J$S_$K = arith.cmpf oge, %ya$J$S, %mid$J$S_$K : f32
+      %up$J$S_$K = arith.select %yneg$J$S, %ge$J$S_$K, %gt$J$S_$K : i1
+      %upi$J$S_$K = arith.extui %up$J$S_$K : i1 to i32
+      %mag$J$S_$K1 = arith.addi %mag$J$S_$K, %upi$J$S_$K : i32)");
+      }
+      w.emit(R"(
+      %nz$J$S = arith.cmpi ne, %mag$J$S_7, %c0_i32 : i32
+      %sgn$J$S = arith.andi %yneg$J$S, %nz$J$S : i1
+      %sgnb$J$S = arith.select %sgn$J$S, %c8_i32, %c0_i32 : i32
+      %code$J$S = arith.ori %mag$J$S_7, %sgnb$J$S : i32)");
+    }
+  };
+  // Squared error of the codes %code<j><S> (ScaleRule mse_search): terms
+  // (decoded - x)^2 in f64, summed as a binary tree in element order: the
+  // lane's E elements pairwise, then lanes l and l ^ 1, l ^ 2, ... inside
+  // the group (a xor butterfly adds the same two numbers in both lanes).
+  auto emitError = [&](const std::string &sfx) {
+    w.set("S", sfx);
+    std::vector<std::string> terms;
+    for (int64_t j = 0; j < e; ++j) {
+      w.set("J", j);
+      w.emit(R"(
+      %qmf$J$S = arith.uitofp %mag$J$S_7 : i32 to f32
+      %qlin$J$S = arith.mulf %qmf$J$S, %fhalf : f32
+      %qi5$J$S = arith.cmpi eq, %mag$J$S_7, %c5_i32 : i32
+      %qi6$J$S = arith.cmpi eq, %mag$J$S_7, %c6_i32 : i32
+      %qi7$J$S = arith.cmpi eq, %mag$J$S_7, %c7_i32 : i32
+      %qv5$J$S = arith.select %qi5$J$S, %lv5, %qlin$J$S : f32
+      %qv6$J$S = arith.select %qi6$J$S, %lv6, %qv5$J$S : f32
+      %qv$J$S = arith.select %qi7$J$S, %lv7, %qv6$J$S : f32
+      %qn$J$S = arith.negf %qv$J$S : f32
+      %qs$J$S = arith.select %sgn$J$S, %qn$J$S, %qv$J$S : f32
+      %qd$J$S = llvm.intr.ldexp(%qs$J$S, %e$S) : (f32, i32) -> f32
+      %qdd$J$S = arith.extf %qd$J$S : f32 to f64
+      %qxd$J$S = arith.extf %x$J : f32 to f64
+      %qdf$J$S = arith.subf %qdd$J$S, %qxd$J$S : f64
+      %qt$J$S = arith.mulf %qdf$J$S, %qdf$J$S : f64)");
+      terms.push_back("%qt" + std::to_string(j) + sfx);
+    }
+    int level = 0;
+    while (terms.size() > 1) {
+      std::vector<std::string> next;
+      for (size_t i = 0; i < terms.size(); i += 2) {
+        std::string n = "%qsum" + sfx + "_" + std::to_string(level) + "_" +
+                        std::to_string(i / 2);
+        w.set("A", terms[i].substr(1));
+        w.set("B", terms[i + 1].substr(1));
+        w.set("N", n.substr(1));
+        w.emit("      %$N = arith.addf %$A, %$B : f64");
+        next.push_back(n);
+      }
+      terms = next;
+      ++level;
+    }
+    std::string cur = terms[0];
+    for (int64_t off = 1; off < 32 / e; off *= 2) {
+      w.set("OFF", off);
+      w.set("CUR", cur.substr(1));
+      w.emit(R"(
+      %qo$S$OFF = arith.constant $OFF : i32
+      %qb$S$OFF = arith.bitcast %$CUR : f64 to i64
+      %ql$S$OFF = arith.trunci %qb$S$OFF : i64 to i32
+      %qh0$S$OFF = arith.shrui %qb$S$OFF, %c32_i64 : i64
+      %qh$S$OFF = arith.trunci %qh0$S$OFF : i64 to i32
+      %qpl$S$OFF, %qok1$S$OFF = gpu.shuffle xor %ql$S$OFF, %qo$S$OFF, %w64 : i32
+      %qph$S$OFF, %qok2$S$OFF = gpu.shuffle xor %qh$S$OFF, %qo$S$OFF, %w64 : i32
+      %qpl64$S$OFF = arith.extui %qpl$S$OFF : i32 to i64
+      %qph64a$S$OFF = arith.extui %qph$S$OFF : i32 to i64
+      %qph64$S$OFF = arith.shli %qph64a$S$OFF, %c32_i64 : i64
+      %qpb$S$OFF = arith.ori %qph64$S$OFF, %qpl64$S$OFF : i64
+      %qp$S$OFF = arith.bitcast %qpb$S$OFF : i64 to f64
+      %qe$S$OFF = arith.addf %$CUR, %qp$S$OFF : f64)");
+      cur = "%qe" + sfx + std::to_string(off);
+    }
+    w.set("CUR", cur.substr(1));
+    w.emit("      %err$S = arith.addf %$CUR, %zd : f64");
+  };
+
+  if (!search) {
+    w.emit(R"(
+      %er = arith.addi %se, %c0_i32 : i32)");
+    emitCodes("r");
+    w.emit(R"(
+      %e = arith.addi %er, %c0_i32 : i32)");
+  } else {
+    // The three candidates e0 - 1, e0, e0 + 1 (clamped); the smallest error
+    // wins, ties to the earlier candidate.
+    w.emit(R"(
+      %c1_i32 = arith.constant 1 : i32
+      %zd = arith.constant 0.0 : f64
+      // FP4 magnitude of code m: m / 2 up to 4 (2.0), then 3, 4, 6.
+      %fhalf = arith.constant 0.5 : f32
+      %c5_i32 = arith.constant 5 : i32
+      %c6_i32 = arith.constant 6 : i32
+      %c7_i32 = arith.constant 7 : i32
+      %lv5 = arith.constant 3.0 : f32
+      %lv6 = arith.constant 4.0 : f32
+      %lv7 = arith.constant 6.0 : f32)");
+    w.emit(R"(
+      %em_a = arith.subi %se, %c1_i32 : i32
+      %em = arith.maxsi %em_a, %cm126_i32 : i32
+      %ez = arith.addi %se, %c0_i32 : i32
+      %ep_a = arith.addi %se, %c1_i32 : i32
+      %ep = arith.minsi %ep_a, %c127_i32 : i32)");
+    for (const char *sfx : {"m", "z", "p"}) {
+      emitCodes(sfx);
+      emitError(sfx);
     }
     w.emit(R"(
-      %nz$J = arith.cmpi ne, %mag$J_7, %c0_i32 : i32
-      %sgn$J = arith.andi %yneg$J, %nz$J : i1
-      %sgnb$J = arith.select %sgn$J, %c8_i32, %c0_i32 : i32
-      %code$J_a = arith.ori %mag$J_7, %sgnb$J : i32
-      %code$J = arith.select %amaxok, %code$J_a, %c0_i32 : i32)");
+      %zbetter = arith.cmpf olt, %errz, %errm : f64
+      %e1 = arith.select %zbetter, %ez, %em : i32
+      %err1 = arith.select %zbetter, %errz, %errm : f64
+      %pbetter = arith.cmpf olt, %errp, %err1 : f64
+      %e = arith.select %pbetter, %ep, %e1 : i32)");
+    for (int64_t j = 0; j < e; ++j) {
+      w.set("J", j);
+      w.emit(R"(
+      %code$J_1 = arith.select %zbetter, %code$Jz, %code$Jm : i32
+      %code$J_ = arith.select %pbetter, %code$Jp, %code$J_1 : i32)");
+    }
   }
+  for (int64_t j = 0; j < e; ++j) {
+    w.set("J", j);
+    w.set("SRC", search ? "_" : "r");
+    w.emit(R"(
+      %code$J = arith.select %amaxok, %code$J$SRC, %c0_i32 : i32)");
+  }
+  w.emit(R"(
+      %sbyte_a = arith.addi %e, %c127_i32 : i32
+      %sbyte = arith.select %amaxok, %sbyte_a, %c0_i32 : i32)");
   // Pack two codes a byte (element 2i low nibble) and store.
   w.emit(R"(
       %cco = arith.constant $CODEOFF : index
@@ -302,10 +423,11 @@ std::string uq::kernels::cacheWriteKernel(const CacheWriteKernelParams &p) {
       %isk = arith.cmpi eq, %which, %c0 : index
       scf.if %isk {)");
   const int64_t vCode = d / 2 + d / 32;
-  emitRow(w, p, p.rotateK, p.kC, /*codeOff=*/0, /*scaleOff=*/d / 2, "key");
+  emitRow(w, p, p.rotateK, p.kC, p.searchK, /*codeOff=*/0,
+          /*scaleOff=*/d / 2, "key");
   w.emit(R"(
       } else {)");
-  emitRow(w, p, p.rotateV, p.vC, vCode, vCode + d / 2, "value");
+  emitRow(w, p, p.rotateV, p.vC, p.searchV, vCode, vCode + d / 2, "value");
   w.emit(R"(
       }
     }

@@ -312,6 +312,8 @@ void ConvertUQToGPUPass::runOnOperation() {
         p.vC = write.getVFormat().getCValue();
         p.rotateK = write.getKFormat().isRotated();
         p.rotateV = write.getVFormat().isRotated();
+        p.searchK = write.getKFormat().getScaleRule() == ScaleRule::mse_search;
+        p.searchV = write.getVFormat().getScaleRule() == ScaleRule::mse_search;
         KernelInfo info;
         info.name = p.name;
         info.op = "cache_write";

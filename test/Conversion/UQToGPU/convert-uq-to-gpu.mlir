@@ -46,3 +46,22 @@ func.func @write(%k: tensor<3x2x128xf32>, %v: tensor<3x2x128xf32>, %s: tensor<3x
       : tensor<3x2x128xf32>, tensor<3x2x128xf32>, tensor<3xi64> into tensor<4x16x2x136xi8>
   return %c : tensor<4x16x2x136xi8>
 }
+
+// -----
+
+// scale_rule = mse_search: three candidate exponents, each group's f64
+// squared error reduced across lanes, the least error kept.
+// CHECK-LABEL: module attributes
+// CHECK: gpu.func @write_0_cache_write
+// CHECK-COUNT-3: arith.subi %{{.*}}, %{{.*}} : i32
+// CHECK: gpu.shuffle xor {{.*}} : i32
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : f64
+// CHECK: arith.cmpf olt, %{{.*}}, %{{.*}} : f64
+func.func @write(%k: tensor<3x2x128xf32>, %v: tensor<3x2x128xf32>, %s: tensor<3xi64>,
+                 %cache: tensor<4x16x2x136xi8>) -> tensor<4x16x2x136xi8> {
+  %c = uq.cache_write %k, %v, %s into %cache
+      {k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>,
+       v_format = #uq.kv_format<fp4_e2m1, c = 0.196, scale_rule = mse_search>, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<3x2x128xf32>, tensor<3x2x128xf32>, tensor<3xi64> into tensor<4x16x2x136xi8>
+  return %c : tensor<4x16x2x136xi8>
+}

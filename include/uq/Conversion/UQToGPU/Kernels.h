@@ -55,6 +55,8 @@ struct CacheWriteKernelParams {
   std::string inputType;
   double kC, vC;
   bool rotateK, rotateV;
+  /// The mse_search scale rule (per-group exponent search) for K / V.
+  bool searchK = false, searchV = false;
 };
 
 /// `uq.cache_write` in the UltraQuant format: grid (tokens, KV heads, 2)
