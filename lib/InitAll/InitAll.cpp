@@ -4,6 +4,7 @@
 
 #include "uq/Conversion/Passes.h"
 #include "uq/Dialect/UQ/IR/UQ.h"
+#include "uq/Dialect/UQ/Transforms/Passes.h"
 #include "uq/Pipelines/GPUPipeline.h"
 #include "uq/Pipelines/Pipelines.h"
 
@@ -23,6 +24,7 @@ void uq::registerAllDialects(mlir::DialectRegistry &registry) {
 void uq::registerAllPasses() {
   mlir::registerAllPasses();
   uq::registerUQConversionPasses();
+  uq::registerUQTransformsPasses();
   uq::registerCPUPipeline();
   uq::registerGPUPipelines();
 }

@@ -1,0 +1,204 @@
+//===- ApplyPrecisionPolicy.cpp - KV formats from a policy JSON -----------===//
+//
+// Reads a `uq.precision-policy/1` JSON (docs/precision-policy.md) and sets
+// the KV formats of the cache-write and attention ops of a module to the
+// policy's choice for one layer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Dialect/UQ/Transforms/Passes.h"
+
+#include "uq/Dialect/UQ/IR/UQ.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+#include <optional>
+
+namespace uq {
+#define GEN_PASS_DEF_UQAPPLYPRECISIONPOLICYPASS
+#include "uq/Dialect/UQ/Transforms/Passes.h.inc"
+} // namespace uq
+
+using namespace mlir;
+using namespace uq;
+
+namespace {
+
+/// The K and V formats of one policy spec.
+struct FormatPair {
+  KVFormatAttr key, value;
+  bool quantized4Bit;
+};
+
+/// Parses a number like `0.196` or a fraction like `1/6`.
+std::optional<double> parseNumber(llvm::StringRef text) {
+  auto [num, den] = text.split('/');
+  double n, d = 1.0;
+  if (num.trim().getAsDouble(n) ||
+      (!den.empty() && den.trim().getAsDouble(d)) || d == 0.0)
+    return std::nullopt;
+  return n / d;
+}
+
+/// Turns a policy format spec (`uq`, `uq:c=0.196,search`, `fp8`, `bf16`)
+/// into dialect formats, or explains why it cannot.
+FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
+                                std::string &why) {
+  auto [kind, opts] = spec.split(':');
+  kind = kind.trim();
+  if (kind == "fp8" || kind == "bf16") {
+    if (!opts.empty()) {
+      why = "format '" + spec.str() + "' takes no options";
+      return failure();
+    }
+    ElementCode code =
+        kind == "fp8" ? ElementCode::fp8_e4m3 : ElementCode::bf16;
+    KVFormatAttr f = KVFormatAttr::getDefault(ctx, code, Rotation::none);
+    return FormatPair{f, f, false};
+  }
+  if (kind != "uq") {
+    why = "format '" + spec.str() +
+          "' has no uq dialect equivalent (uq, uq:OPTIONS, fp8 and bf16 do)";
+    return failure();
+  }
+  double ck = 0.156, cv = 0.156;
+  bool rotateK = true, search = false, nearestEven = false;
+  SmallVector<llvm::StringRef> parts;
+  opts.split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef part : parts) {
+    auto [key, value] = part.trim().split('=');
+    if (key == "c" || key == "ck" || key == "cv") {
+      std::optional<double> c = parseNumber(value);
+      if (!c || !std::isfinite(*c) || *c <= 0) {
+        why = "bad value of '" + key.str() + "' in format '" + spec.str() + "'";
+        return failure();
+      }
+      if (key != "cv")
+        ck = *c;
+      if (key != "ck")
+        cv = *c;
+    } else if (key == "norot") {
+      rotateK = false;
+    } else if (key == "search") {
+      search = true;
+    } else if (key == "nearest_even") {
+      nearestEven = true;
+    } else if (key == "q" && value == "fp8") {
+      // The default query path.
+    } else {
+      why = "option '" + part.trim().str() + "' of format '" + spec.str() +
+            "' is not expressible in #uq.kv_format (rotv and other query "
+            "precisions are study-only)";
+      return failure();
+    }
+  }
+  auto make = [&](double c, bool rotate) {
+    return KVFormatAttr::get(
+        ctx, ElementCode::fp4_e2m1, 32, ScaleEncoding::ue8m0, llvm::APFloat(c),
+        rotate ? Rotation::hadamard : Rotation::none,
+        nearestEven ? Rounding::nearest_even : Rounding::ties_down,
+        search ? ScaleRule::mse_search : ScaleRule::log_round);
+  };
+  return FormatPair{make(ck, rotateK), make(cv, false), true};
+}
+
+/// The policy's format spec for (layer, kvHead).
+std::string specFor(const llvm::json::Object &policy, int64_t layer,
+                    int64_t kvHead) {
+  std::string spec = policy.getString("default").value_or("uq").str();
+  std::optional<std::string> perLayer, perHead;
+  if (const llvm::json::Array *overrides = policy.getArray("overrides"))
+    for (const llvm::json::Value &v : *overrides) {
+      const llvm::json::Object *o = v.getAsObject();
+      if (!o || o->getInteger("layer") != layer)
+        continue;
+      std::optional<llvm::StringRef> fmt = o->getString("format");
+      if (!fmt)
+        continue;
+      if (std::optional<int64_t> h = o->getInteger("kv_head")) {
+        if (*h == kvHead)
+          perHead = fmt->str();
+      } else {
+        perLayer = fmt->str();
+      }
+    }
+  if (perHead)
+    return *perHead;
+  if (perLayer)
+    return *perLayer;
+  return spec;
+}
+
+struct ApplyPrecisionPolicyPass
+    : public uq::impl::UQApplyPrecisionPolicyPassBase<
+          ApplyPrecisionPolicyPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+    auto fail = [&](Location loc, const llvm::Twine &msg) {
+      emitError(loc) << "uq-apply-precision-policy: " << msg;
+      signalPassFailure();
+    };
+    auto buffer = llvm::MemoryBuffer::getFile(policy);
+    if (!buffer)
+      return fail(module.getLoc(), "cannot read policy '" + policy +
+                                       "': " + buffer.getError().message());
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json)
+      return fail(module.getLoc(), "policy '" + policy + "' is not JSON: " +
+                                       llvm::toString(json.takeError()));
+    const llvm::json::Object *root = json->getAsObject();
+    if (!root || root->getString("schema") != "uq.precision-policy/1")
+      return fail(module.getLoc(),
+                  "policy '" + policy +
+                      "' is not a uq.precision-policy/1 document");
+
+    module.walk([&](Operation *op) {
+      int64_t numKVHeads;
+      if (auto write = dyn_cast<CacheWriteOp>(op))
+        numKVHeads = write.getCacheType().getDimSize(2);
+      else if (auto attn = dyn_cast<DecodeAttentionOp>(op))
+        numKVHeads = attn.getNumKVHeads();
+      else if (auto part = dyn_cast<DecodeAttentionPartialOp>(op))
+        numKVHeads = part.getNumKVHeads();
+      else
+        return WalkResult::advance();
+      std::string spec = specFor(*root, layer, 0);
+      for (int64_t h = 1; h < numKVHeads; ++h)
+        if (specFor(*root, layer, h) != spec) {
+          fail(op->getLoc(), "the policy gives layer " +
+                                 llvm::Twine(layer.getValue()) +
+                                 "'s KV heads different formats ('" + spec +
+                                 "', '" + specFor(*root, layer, h) +
+                                 "'); a uq cache has one format per layer");
+          return WalkResult::interrupt();
+        }
+      std::string why;
+      FailureOr<FormatPair> formats = parseSpec(ctx, spec, why);
+      if (failed(formats)) {
+        fail(op->getLoc(), why);
+        return WalkResult::interrupt();
+      }
+      op->setAttr("k_format", formats->key);
+      op->setAttr("v_format", formats->value);
+      // The study measured FP8/BF16 caches with an unrounded query.
+      if (isa<DecodeAttentionOp, DecodeAttentionPartialOp>(op))
+        op->setAttr("query_precision",
+                    QueryPrecisionAttr::get(ctx, formats->quantized4Bit
+                                                     ? QueryPrecision::fp8_e4m3
+                                                     : QueryPrecision::f32));
+      return WalkResult::advance();
+    });
+  }
+};
+
+} // namespace
