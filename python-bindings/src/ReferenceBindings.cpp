@@ -60,6 +60,15 @@ Fp8Overflow parseOverflow(const std::string &o) {
                         o + "'");
 }
 
+ScaleRule parseScaleRule(const std::string &r) {
+  if (r == "log_round")
+    return ScaleRule::LogRound;
+  if (r == "mse_search")
+    return ScaleRule::MseSearch;
+  throw py::value_error("scale_rule must be 'log_round' or 'mse_search', got '" +
+                        r + "'");
+}
+
 ElementCode parseCode(const std::string &c) {
   if (c == "fp4")
     return ElementCode::FP4_E2M1;
@@ -73,7 +82,8 @@ ElementCode parseCode(const std::string &c) {
 
 Format makeFormat(const std::string &code, int groupSize, double c,
                   bool rotate, const std::string &rounding,
-                  const std::string &overflow) {
+                  const std::string &overflow,
+                  const std::string &scaleRule = "log_round") {
   Format f;
   f.code = parseCode(code);
   f.groupSize = groupSize;
@@ -81,6 +91,7 @@ Format makeFormat(const std::string &code, int groupSize, double c,
   f.rotate = rotate;
   f.rounding = parseRounding(rounding);
   f.fp8Overflow = parseOverflow(overflow);
+  f.scaleRule = parseScaleRule(scaleRule);
   return f;
 }
 
@@ -127,9 +138,10 @@ std::vector<py::ssize_t> withLast(const py::array &x, py::ssize_t last) {
 
 py::tuple quantize(const py::array &xIn, bool rotate, double c, int groupSize,
                    const std::string &rounding, const std::string &code,
-                   const std::string &overflow) {
+                   const std::string &overflow, const std::string &scaleRule) {
   F32Array x = asFloat(xIn, "quantize");
-  Format f = makeFormat(code, groupSize, c, rotate, rounding, overflow);
+  Format f =
+      makeFormat(code, groupSize, c, rotate, rounding, overflow, scaleRule);
   int64_t d = x.shape(x.ndim() - 1);
   check(validateFormat(f, d), "quantize");
   int64_t cb = codeBytes(f, d), sb = scaleBytes(f, d);
@@ -202,9 +214,11 @@ F32Array dequantize(const py::array &codesIn, const py::array &scalesIn,
 /// quantize + dequantize in one pass (no intermediate arrays).
 F32Array roundTrip(const py::array &xIn, bool rotate, bool unrotate, double c,
                    int groupSize, const std::string &rounding,
-                   const std::string &code, const std::string &overflow) {
+                   const std::string &code, const std::string &overflow,
+                   const std::string &scaleRule) {
   F32Array x = asFloat(xIn, "quantize_dequantize");
-  Format f = makeFormat(code, groupSize, c, rotate, rounding, overflow);
+  Format f =
+      makeFormat(code, groupSize, c, rotate, rounding, overflow, scaleRule);
   int64_t d = x.shape(x.ndim() - 1);
   check(validateFormat(f, d), "quantize_dequantize");
   int64_t cb = codeBytes(f, d), sb = scaleBytes(f, d);
@@ -295,12 +309,17 @@ void populateReferenceBindings(py::module_ &m) {
         py::arg("rotate") = false, py::arg("c") = 0.156,
         py::arg("group_size") = 32, py::arg("rounding") = "ties_down",
         py::arg("code") = "fp4", py::arg("fp8_overflow") = "nan",
+        py::arg("scale_rule") = "log_round",
         R"doc(Encode rows x[..., D] (float32, or bf16 bits as uint16).
 
 Returns (codes uint8 [..., D/2], scales uint8 [..., D/group_size]) for FP4
 (two codes per byte, element 2i in the low nibble); for code='fp8' the
 codes are [..., D] E4M3 bytes and scales is empty; for 'bf16' [..., 2D].
-rotate=True multiplies each row by H_D/sqrt(D) first (keys).)doc");
+rotate=True multiplies each row by H_D/sqrt(D) first (keys).
+scale_rule='mse_search' picks each FP4 group's exponent among e0-1, e0,
+e0+1 (e0 the 'log_round' one) by least squared error (ties to the
+smaller; needs a power-of-two group_size), as
+#uq.kv_format<..., scale_rule = mse_search>.)doc");
   m.def("dequantize", &dequantize, py::arg("codes"), py::arg("scales"),
         py::kw_only(), py::arg("rotate") = false, py::arg("unrotate") = false,
         py::arg("c") = 0.156, py::arg("group_size") = 32,
@@ -311,9 +330,10 @@ domain (rotated for keys) unless rotate=True and unrotate=True.)doc");
         py::arg("rotate") = false, py::arg("unrotate") = false,
         py::arg("c") = 0.156, py::arg("group_size") = 32,
         py::arg("rounding") = "ties_down", py::arg("code") = "fp4",
-        py::arg("fp8_overflow") = "nan",
+        py::arg("fp8_overflow") = "nan", py::arg("scale_rule") = "log_round",
         "encodeRow + decodeRow per row, float32 out (coded domain unless "
-        "unrotate=True).");
+        "unrotate=True); scale_rule 'log_round' or 'mse_search' as in "
+        "quantize.");
   m.def("hadamard", &hadamard, py::arg("x"),
         "x[..., D] @ (H_D/sqrt(D))^T along the last axis (the reference "
         "rotation; D a power of two).");

@@ -332,6 +332,107 @@ public:
   // Row codes
   //===--------------------------------------------------------------------===//
 
+  /// The byte (i32) of candidate \p k (i32 0..2) of a group whose log_round
+  /// byte is \p byte0: byte0 - 1 + k clamped to [1, 254], i.e. the exponent
+  /// e0 - 1 + k clamped to [-126, 127].
+  static Value candidateByte(ScalarEmitter &es, Value byte0, Value k) {
+    OpBuilder &nb = es.builder();
+    Location l = es.location();
+    Value cb = arith::AddIOp::create(
+        nb, l, byte0, arith::SubIOp::create(nb, l, k, es.i32(1)));
+    cb = arith::MaxSIOp::create(nb, l, cb, es.i32(1));
+    return arith::MinSIOp::create(nb, l, cb, es.i32(254));
+  }
+
+  /// scale_rule = mse_search: the bytes [N, G] (i32) chosen among the three
+  /// candidates around the log_round bytes \p byte0 [N, G] of the f32 rows
+  /// [N, D] \p x2, as uq::ref's searchScaleByte. The error of a candidate
+  /// e is the sum over the group of (double(fp4Decode(fp4Encode(x * 2^-e)) *
+  /// 2^e) - double(x))^2, the f64 terms summed as a perfect binary tree in
+  /// element order: the first generic sums adjacent pairs of terms, then
+  /// each stage adds adjacent pairs of partial sums ([N, G, 3, m] ->
+  /// [N, G, 3, m/2]) until one sum per candidate is left. The smallest error
+  /// wins, ties to the earlier candidate (e0 - 1, e0, e0 + 1); a sentinel
+  /// group (byte 0) stays 0.
+  Value searchScaleBytes(Value x2, Value byte0, int64_t g, bool tiesDown) {
+    int64_t dd = staticDim(x2, 1), groups = dd / g;
+    Type f64 = b.getF64Type();
+    Value xp = splitLast(x2, {groups, g / 2, 2});
+    Value terms = empty({dim(x2, 0), b.getIndexAttr(groups), b.getIndexAttr(3),
+                         b.getIndexAttr(g / 2)},
+                        f64);
+    Value sums = generic(
+        {xp, xp, byte0}, terms,
+        {map(4, {d(0), d(1), d(3), cst(0)}), map(4, {d(0), d(1), d(3), cst(1)}),
+         map(4, {d(0), d(1)}), id(4)},
+        {kPar, kPar, kPar, kPar},
+        [&](ScalarEmitter &es, ValueRange a) -> Value {
+          OpBuilder &nb = es.builder();
+          Location l = es.location();
+          Value k = arith::IndexCastOp::create(nb, l, nb.getI32Type(),
+                                               indexOf(es, 2));
+          Value cb = candidateByte(es, a[2], k);
+          Value inv = es.e8m0Reciprocal(cb);
+          Value scale = es.e8m0Normal(cb);
+          auto term = [&](Value x) -> Value {
+            // ldexp(q, e) in f32 (exact, or Inf past the f32 range), the
+            // difference and its square in f64.
+            Value q = es.fp4Decode(es.fp4Encode(
+                arith::MulFOp::create(nb, l, x, inv), tiesDown));
+            Value dec = arith::MulFOp::create(nb, l, q, scale);
+            Value diff = arith::SubFOp::create(
+                nb, l, arith::ExtFOp::create(nb, l, nb.getF64Type(), dec),
+                arith::ExtFOp::create(nb, l, nb.getF64Type(), x));
+            return arith::MulFOp::create(nb, l, diff, diff);
+          };
+          return arith::AddFOp::create(nb, l, term(a[0]), term(a[1]));
+        });
+    for (int64_t m = g / 2; m > 1; m /= 2) {
+      SmallVector<OpFoldResult> shape{dim(x2, 0), b.getIndexAttr(groups),
+                                      b.getIndexAttr(3)};
+      Value pairs = tensor::ExpandShapeOp::create(
+          b, loc,
+          RankedTensorType::get({staticDim(x2, 0), groups, 3, m / 2, 2}, f64),
+          sums, {ReassociationIndices{0}, {1}, {2}, {3, 4}},
+          {shape[0], shape[1], shape[2], b.getIndexAttr(m / 2),
+           b.getIndexAttr(2)});
+      shape.push_back(b.getIndexAttr(m / 2));
+      sums = generic(
+          {pairs, pairs}, empty(shape, f64),
+          {map(4, {d(0), d(1), d(2), d(3), cst(0)}),
+           map(4, {d(0), d(1), d(2), d(3), cst(1)}), id(4)},
+          {kPar, kPar, kPar, kPar},
+          [](ScalarEmitter &es, ValueRange a) -> Value {
+            return arith::AddFOp::create(es.builder(), es.location(), a[0],
+                                         a[1]);
+          });
+    }
+    SmallVector<AffineMap> maps;
+    for (int64_t k = 0; k < 3; ++k)
+      maps.push_back(map(2, {d(0), d(1), cst(k), cst(0)}));
+    maps.push_back(id(2));
+    maps.push_back(id(2));
+    return generic(
+        {sums, sums, sums, byte0}, empty(sizes(byte0), b.getI32Type()), maps,
+        {kPar, kPar}, [&](ScalarEmitter &es, ValueRange a) -> Value {
+          OpBuilder &nb = es.builder();
+          Location l = es.location();
+          Value best = candidateByte(es, a[3], es.i32(0));
+          Value bestErr = a[0];
+          for (int64_t k = 1; k < 3; ++k) {
+            // err < bestErr, false for equal errors: ties keep the earlier.
+            Value better = arith::CmpFOp::create(
+                nb, l, arith::CmpFPredicate::OLT, a[k], bestErr);
+            best = arith::SelectOp::create(
+                nb, l, better, candidateByte(es, a[3], es.i32(k)), best);
+            bestErr = arith::SelectOp::create(nb, l, better, a[k], bestErr);
+          }
+          Value sentinel = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::eq, a[3], es.i32(0));
+          return arith::SelectOp::create(nb, l, sentinel, es.i32(0), best);
+        });
+  }
+
   /// FP4 codes [N, D/2] and UE8M0 scales [N, D/g] of f32 rows [N, D].
   std::pair<Value, Value> encodeFp4(Value x2, KVFormatAttr format) {
     int64_t dd = staticDim(x2, 1);
@@ -355,6 +456,8 @@ public:
                              [&](ScalarEmitter &es, ValueRange a) {
                                return es.ue8m0ScaleByte(a[0], c);
                              });
+    if (format.getScaleRule() == ScaleRule::mse_search)
+      byte = searchScaleBytes(x2, byte, g, tiesDown);
     Value scales = elementwise({byte}, b.getI8Type(),
                                [](ScalarEmitter &es, ValueRange a) -> Value {
                                  return arith::TruncIOp::create(
@@ -794,9 +897,9 @@ std::string unsupportedFormat(KVFormatAttr format) {
       return "fp4_e2m1 without ue8m0 scales is not supported";
     if (format.getGroupSize() % 2 != 0)
       return "fp4_e2m1 needs an even group size";
-    if (format.getScaleRule() != ScaleRule::log_round)
-      return "scale_rule = mse_search is not lowered to linalg yet (the "
-             "reference library and the gfx950 cache write implement it)";
+    if (format.getScaleRule() == ScaleRule::mse_search &&
+        !llvm::isPowerOf2_64(format.getGroupSize()))
+      return "scale_rule = mse_search needs a power-of-two group size";
     return "";
   case ElementCode::fp8_e4m3:
   case ElementCode::bf16:

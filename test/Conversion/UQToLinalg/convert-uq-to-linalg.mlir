@@ -59,6 +59,38 @@ func.func @quantize_fp4(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x4xi
 
 // -----
 
+// scale_rule = mse_search: after the log_round byte, the f64 squared error
+// terms of the 3 candidates (byte - 1, byte, byte + 1 clamped to [1, 254]),
+// the first pair of each group summed in the same generic, then log2(16) = 4
+// stages adding adjacent partial sums (a binary tree in element order), a
+// strict "<" over the candidates in order (ties keep the earlier), and the
+// codes from the chosen byte.
+// CHECK-LABEL: func @quantize_fp4_mse_search
+// CHECK: %[[BYTE0:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x4xi32>) outs(%{{.*}} : tensor<4x4xi32>)
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[BYTE0]] : tensor<4x4x16x2xf32>, tensor<4x4x16x2xf32>, tensor<4x4xi32>) outs(%{{.*}} : tensor<4x4x3x16xf64>)
+// CHECK: linalg.index 2
+// CHECK: arith.constant 254 : i32
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: arith.subf %{{.*}}, %{{.*}} : f64
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f64
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK: tensor.expand_shape %[[T]] {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 4, 3, 8, 2] : tensor<4x4x3x16xf64> into tensor<4x4x3x8x2xf64>
+// CHECK: outs(%{{.*}} : tensor<4x4x3x8xf64>)
+// CHECK: outs(%{{.*}} : tensor<4x4x3x4xf64>)
+// CHECK: outs(%{{.*}} : tensor<4x4x3x2xf64>)
+// CHECK: %[[E:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x4x3x1xf64>)
+// CHECK: %[[BYTE:.*]] = linalg.generic {{.*}} ins(%[[E]], %[[E]], %[[E]], %[[BYTE0]] : tensor<4x4x3x1xf64>, tensor<4x4x3x1xf64>, tensor<4x4x3x1xf64>, tensor<4x4xi32>) outs(%{{.*}} : tensor<4x4xi32>)
+// CHECK-COUNT-2: arith.cmpf olt
+// CHECK: linalg.generic {{.*}} ins(%[[BYTE]] : tensor<4x4xi32>) outs(%{{.*}} : tensor<4x4xi8>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[BYTE]] : tensor<4x4x16x2xf32>, tensor<4x4x16x2xf32>, tensor<4x4xi32>) outs(%{{.*}} : tensor<4x4x16xi8>)
+func.func @quantize_fp4_mse_search(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x4xi8>) {
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, scale_rule = mse_search>}
+      : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x4xi8>
+  return %c, %s : tensor<4x64xi8>, tensor<4x4xi8>
+}
+
+// -----
+
 // Dynamic leading dimensions are flattened, coded in tiles of at most 64
 // rows and expanded back with their runtime sizes.
 // CHECK-LABEL: func @quantize_dynamic

@@ -15,6 +15,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
 #include <limits>
 
 using namespace uq;
@@ -207,6 +208,231 @@ TEST(CPUQuantize, NonDefaultFormatBitExact) {
       x, 64, false);
 }
 
+//===----------------------------------------------------------------------===//
+// scale_rule = mse_search
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Groups of 32 where the exponent search has something to decide: a single
+/// non-zero value (often coded exactly by two candidates: an exact tie), two
+/// values far apart, levels and midpoints of neighbouring scales, maxima near
+/// the top of the f32 range (candidates whose decoded values overflow to
+/// Inf) and subnormal maxima (candidates clamped to -126), then the generic
+/// adversarial groups (zero, -0, Inf/NaN sentinels, scale boundaries).
+std::vector<float> mseAdversarialRows(int64_t d) {
+  std::vector<float> rows;
+  auto group = [&](std::vector<float> g) {
+    rows.insert(rows.end(), g.begin(), g.end());
+  };
+  const float kVals[] = {1.0f,  1.5f, 2.0f,  3.0f,   6.0f,  7.5f,   0.5f,
+                         0.75f, 5.0f, 2.5f,  0.25f,  1.25f, 7.0f,   12.0f,
+                         -1.0f, -3.0f, -7.5f, -0.75f, 4.5f, 1.75f};
+  for (int k : {-140, -126, -60, -3, 0, 1, 9, 100, 125, 126, 127}) {
+    for (float v : kVals) {
+      std::vector<float> g(32, 0.0f);
+      g[(k + 200) % 32] = std::ldexp(v, k);
+      group(g);
+    }
+  }
+  Rng rng(11);
+  for (int i = 0; i < 64; ++i) {
+    std::vector<float> g(32, 0.0f);
+    float big = std::ldexp(1.0f + static_cast<float>(rng.uniform()),
+                           static_cast<int>(rng.below(20)) - 10);
+    g[rng.below(32)] = big;
+    g[rng.below(32)] = -big * static_cast<float>(rng.uniform()) * 0.3f;
+    group(g);
+  }
+  // Levels and midpoints of scales 2^k and 2^(k+1) mixed, so that the
+  // candidates' errors are close (and often equal).
+  static const float kGrid[] = {0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f,
+                                2.0f,  2.5f, 3.0f,  3.5f, 4.0f,  5.0f, 6.0f};
+  for (int k : {-5, 0, 4}) {
+    for (int rep = 0; rep < 8; ++rep) {
+      std::vector<float> g(32);
+      for (float &v : g)
+        v = (rng.below(2) ? -1.0f : 1.0f) *
+            std::ldexp(kGrid[rng.below(14)], k + static_cast<int>(rng.below(2)));
+      group(g);
+    }
+  }
+  for (float top : {3.0e38f, 3.4e38f, 1.7e38f, 2.2e38f, 1.0e38f}) {
+    std::vector<float> g(32, 0.0f);
+    for (int i = 0; i < 32; ++i)
+      g[i] = top * static_cast<float>(rng.uniform()) * (i % 2 ? -1.0f : 1.0f);
+    g[5] = top;
+    group(g);
+  }
+  for (uint32_t m : {1u, 3u, 0x400000u, 0x7FFFFFu, 0x800000u, 0x1000000u}) {
+    std::vector<float> g(32, 0.0f);
+    for (int i = 0; i < 32; ++i)
+      g[i] = fromBits(static_cast<uint32_t>(rng.below(m + 1)) |
+                      (i % 3 ? 0u : 0x80000000u));
+    g[9] = fromBits(m);
+    group(g);
+  }
+  while (rows.size() % d)
+    rows.push_back(0.0f);
+  std::vector<float> more = adversarialRows(d);
+  rows.insert(rows.end(), more.begin(), more.end());
+  return rows;
+}
+
+/// Heavy-tailed rows: Gaussian times a log-normal factor with a wide spread
+/// (magnitudes over ~20 binades), a few large outliers.
+std::vector<float> heavyTailedRows(int64_t n, int64_t d, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<float> x(n * d);
+  for (size_t i = 0; i < x.size(); ++i) {
+    float v = rng.normal() * std::exp(2.5f * rng.normal());
+    if (rng.below(61) == 0)
+      v *= 300.0f;
+    x[i] = v;
+  }
+  return x;
+}
+
+/// \p c as an attribute literal that parses back to the same double
+/// (formatv's default for a double keeps 2 decimals only).
+std::string cLiteral(double c) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", c);
+  return buf;
+}
+
+std::string mseFormat(bool rotate, double c) {
+  return llvm::formatv("#uq.kv_format<fp4_e2m1, c = {0}{1}, "
+                       "scale_rule = mse_search>",
+                       cLiteral(c), rotate ? ", rotation = hadamard" : "")
+      .str();
+}
+
+/// Groups whose MseSearch byte differs from the LogRound byte (reference
+/// only), so that a test can show the search decides something.
+int64_t movedGroups(ref::Format f, const std::vector<float> &x, int64_t d) {
+  ref::Format lr = f;
+  lr.scaleRule = ref::ScaleRule::LogRound;
+  f.scaleRule = ref::ScaleRule::MseSearch;
+  int64_t sb = d / f.groupSize, moved = 0;
+  std::vector<uint8_t> c(d / 2), s1(sb), s2(sb);
+  for (size_t r = 0; r * d < x.size(); ++r) {
+    EXPECT_TRUE(ref::encodeRow(lr, &x[r * d], d, c.data(), s1.data()).ok());
+    EXPECT_TRUE(ref::encodeRow(f, &x[r * d], d, c.data(), s2.data()).ok());
+    for (int64_t i = 0; i < sb; ++i)
+      moved += s1[i] != s2[i];
+  }
+  return moved;
+}
+
+} // namespace
+
+// Random (bf16 Gaussian with outliers), heavy-tailed (f32) and adversarial
+// rows; D = 64, 128, 256; rotated and not; c = 0.156 and 0.196: codes,
+// scales and decoded values bit-exact with ref::encodeRow/decodeRow under
+// ScaleRule::MseSearch.
+TEST(CPUQuantizeMseSearch, RandomHeavyTailedAndAdversarialRowsBitExact) {
+  for (int64_t d : {64, 128, 256}) {
+    for (bool rotate : {false, true}) {
+      for (double c : {0.156, 0.196}) {
+        SCOPED_TRACE("d = " + std::to_string(d) +
+                     (rotate ? ", rotated" : ", not rotated") +
+                     ", c = " + std::to_string(c));
+        ref::Format f;
+        f.rotate = rotate;
+        f.c = c;
+        f.scaleRule = ref::ScaleRule::MseSearch;
+        Rng rng(d * 4 + rotate * 2 + (c > 0.16));
+        std::vector<float> gauss(128 * d);
+        for (size_t i = 0; i < gauss.size(); ++i)
+          gauss[i] = bf16Round(rng.normal(i % 97 == 0 ? 40.0f : 1.0f));
+        std::vector<float> heavy = heavyTailedRows(128, d, d + rotate + 5);
+        std::vector<float> adv = mseAdversarialRows(d);
+        {
+          SCOPED_TRACE("gaussian bf16");
+          EXPECT_GT(movedGroups(f, gauss, d), 0);
+          expectCodecMatches(f, mseFormat(rotate, c), gauss, d, true);
+        }
+        std::vector<float> rest = heavy;
+        rest.insert(rest.end(), adv.begin(), adv.end());
+        SCOPED_TRACE("heavy-tailed and adversarial f32");
+        EXPECT_GT(movedGroups(f, heavy, d), 0);
+        // (Rotated, the adversarial groups are smeared over the row and
+        // rows holding an Inf/NaN become sentinels: no move guaranteed.)
+        if (!rotate)
+          EXPECT_GT(movedGroups(f, adv, d), 0);
+        expectCodecMatches(f, mseFormat(rotate, c), rest, d, false);
+      }
+    }
+  }
+}
+
+// Exact ties between candidates: a lone power of two is coded exactly by
+// all three exponents (levels 1, 2, 4 or 2, 4, ... up to 6), and the
+// reference keeps the first; the lowering must agree on each of them.
+TEST(CPUQuantizeMseSearch, ExactTiesKeepTheEarlierCandidate) {
+  ref::Format f;
+  f.scaleRule = ref::ScaleRule::MseSearch;
+  std::vector<float> x;
+  for (int k = -130; k <= 127; k += 3) {
+    for (float v : {1.0f, -2.0f, 0.5f, 3.0f, 1.5f, -6.0f, 6.0f}) {
+      std::vector<float> g(32, 0.0f);
+      g[(k + 130) % 32] = std::ldexp(v, k);
+      x.insert(x.end(), g.begin(), g.end());
+    }
+  }
+  while (x.size() % 128)
+    x.push_back(0.0f);
+  // Independent check that ties occur: some group's chosen byte codes the
+  // value exactly while another candidate does as well.
+  int64_t ties = 0;
+  for (size_t gi = 0; gi * 32 < x.size(); ++gi) {
+    float m = 0;
+    for (int i = 0; i < 32; ++i)
+      m = std::max(m, std::fabs(x[gi * 32 + i]));
+    uint8_t b0 = ref::ue8m0ScaleByte(m, f.c);
+    if (!b0)
+      continue;
+    int exact = 0;
+    for (int de = -1; de <= 1; ++de) {
+      int e = std::min(127, std::max(-126, int(b0) - 127 + de));
+      bool ok = true;
+      for (int i = 0; i < 32; ++i) {
+        float v = x[gi * 32 + i];
+        float q = ref::fp4Decode(ref::fp4Encode(std::ldexp(v, -e)));
+        ok &= std::ldexp(double(q), e) == double(v);
+      }
+      exact += ok;
+    }
+    ties += exact >= 2;
+  }
+  EXPECT_GT(ties, 10);
+  expectCodecMatches(f, mseFormat(false, 0.156), x, 128, false);
+}
+
+// Non-default fields with the search: group 16 and 64, nearest-even ties.
+TEST(CPUQuantizeMseSearch, NonDefaultFormatBitExact) {
+  for (int group : {16, 64}) {
+    SCOPED_TRACE("group " + std::to_string(group));
+    ref::Format f;
+    f.groupSize = group;
+    f.c = 0.1666;
+    f.rounding = ref::Rounding::NearestEven;
+    f.scaleRule = ref::ScaleRule::MseSearch;
+    std::vector<float> x = mseAdversarialRows(128);
+    std::vector<float> h = heavyTailedRows(64, 128, group);
+    x.insert(x.end(), h.begin(), h.end());
+    EXPECT_GT(movedGroups(f, x, 128), 0);
+    expectCodecMatches(
+        f,
+        llvm::formatv("#uq.kv_format<fp4_e2m1, c = 0.1666, group = {0}, "
+                      "rounding = nearest_even, scale_rule = mse_search>",
+                      group)
+            .str(),
+        x, 128, false);
+  }
+}
+
 // FP8 E4M3 and bf16 codes of special and random values, and the decode of
 // every FP8 byte, against the reference's scalar conversions.
 TEST(CPUQuantize, Fp8AndBf16CodesBitExact) {
@@ -397,6 +623,104 @@ TEST(CPUCacheWrite, MatchesReferenceByteForByte) {
     auto out = runOrDie(
         *prog, {bf16Tensor({c.t, c.h, c.d}, k), bf16Tensor({c.t, c.h, c.d}, v),
                 tensorOf(DType::I64, {c.t}, slots),
+                tensorOf(DType::I8, {c.blocks, c.bs, c.h, c.slot}, cache)});
+    ASSERT_EQ(out.size(), 1u);
+    auto got = valuesOf<uint8_t>(out[0]);
+    ASSERT_EQ(got.size(), expect.size());
+    int64_t diff = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      diff += got[i] != expect[i];
+    EXPECT_EQ(diff, 0);
+  }
+}
+
+// scale_rule = mse_search in the cache: K (rotated) and V coded with the
+// search, c = 0.156 and 0.196, one of them with the search and the other
+// log_round, Gaussian and heavy-tailed tokens; every cache byte equals
+// ref::cacheWrite's with ScaleRule::MseSearch.
+TEST(CPUCacheWrite, MseSearchMatchesReferenceByteForByte) {
+  struct Case {
+    int64_t t, h, d, blocks, bs, slot;
+    double c;
+    bool kSearch, vSearch, heavy;
+  };
+  for (Case c : {Case{37, 8, 128, 4, 16, 144, 0.156, true, true, false},
+                 Case{21, 2, 64, 2, 16, 68, 0.196, true, true, true},
+                 Case{9, 2, 256, 3, 8, 272, 0.196, true, false, true},
+                 Case{13, 4, 128, 2, 8, 136, 0.156, false, true, true}}) {
+    SCOPED_TRACE("T = " + std::to_string(c.t) + ", D = " +
+                 std::to_string(c.d) + ", c = " + std::to_string(c.c));
+    Rng rng(c.t * c.d + 1);
+    size_t n = c.t * c.h * c.d;
+    std::vector<float> k(n), v(n);
+    if (c.heavy) {
+      k = heavyTailedRows(c.t * c.h, c.d, c.t);
+      v = heavyTailedRows(c.t * c.h, c.d, c.t + 1);
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        k[i] = bf16Round(rng.normal(2.0f));
+        v[i] = bf16Round(rng.normal(0.5f));
+      }
+    }
+    for (size_t i = 0; i < 32; ++i)
+      v[32 + i] = i == 7 ? 3.0f : 0.0f; // a lone value: an exact tie
+    k[3] = kNaN; // one sentinel group
+    std::vector<int64_t> slots(c.t);
+    std::vector<int64_t> perm(c.blocks * c.bs);
+    for (size_t i = 0; i < perm.size(); ++i)
+      perm[i] = static_cast<int64_t>(i);
+    for (size_t i = perm.size(); i-- > 1;)
+      std::swap(perm[i], perm[rng.below(i + 1)]);
+    for (int64_t i = 0; i < c.t; ++i)
+      slots[i] = (i % 7 == 3) ? -1 : perm[i];
+    std::vector<uint8_t> cache(c.blocks * c.bs * c.h * c.slot);
+    for (uint8_t &b : cache)
+      b = static_cast<uint8_t>(rng.next());
+    ref::Format kf = ref::keyFormat(), vf = ref::valueFormat();
+    kf.c = vf.c = c.c;
+    if (c.kSearch)
+      kf.scaleRule = ref::ScaleRule::MseSearch;
+    if (c.vSearch)
+      vf.scaleRule = ref::ScaleRule::MseSearch;
+    // The search must decide something here, or this test shows nothing.
+    EXPECT_GT((c.kSearch ? movedGroups(kf, k, c.d) : 0) +
+                  (c.vSearch ? movedGroups(vf, v, c.d) : 0),
+              0);
+    std::vector<uint8_t> expect = cache;
+    ref::CacheGeometry g{c.blocks, c.bs, c.h, c.d, c.slot};
+    ASSERT_TRUE(ref::cacheWrite(kf, vf, g, k.data(), v.data(), slots.data(),
+                                c.t, expect.data())
+                    .ok());
+    auto fmt = [&](bool rotate, bool search) {
+      return llvm::formatv("#uq.kv_format<fp4_e2m1, c = {0}{1}{2}>",
+                           cLiteral(c.c),
+                           rotate ? ", rotation = hadamard" : "",
+                           search ? ", scale_rule = mse_search" : "")
+          .str();
+    };
+    std::string elem = c.heavy ? "f32" : "bf16";
+    std::string ir = llvm::formatv(R"(
+func.func @main(%k: tensor<{0}x{1}x{2}x{6}>, %v: tensor<{0}x{1}x{2}x{6}>,
+                %slots: tensor<{0}xi64>, %cache: tensor<{3}x{4}x{1}x{5}xi8>)
+    -> tensor<{3}x{4}x{1}x{5}xi8> {{
+  %c = uq.cache_write %k, %v, %slots into %cache
+      {{k_format = {7}, v_format = {8}, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<{0}x{1}x{2}x{6}>, tensor<{0}x{1}x{2}x{6}>, tensor<{0}xi64>
+        into tensor<{3}x{4}x{1}x{5}xi8>
+  return %c : tensor<{3}x{4}x{1}x{5}xi8>
+}
+)",
+                                   c.t, c.h, c.d, c.blocks, c.bs, c.slot, elem,
+                                   fmt(true, c.kSearch), fmt(false, c.vSearch))
+                         .str();
+    auto prog = compileOrDie(ir);
+    ASSERT_TRUE(prog);
+    auto tensorFor = [&](const std::vector<float> &x) {
+      return c.heavy ? f32Tensor({c.t, c.h, c.d}, x)
+                     : bf16Tensor({c.t, c.h, c.d}, x);
+    };
+    auto out = runOrDie(
+        *prog, {tensorFor(k), tensorFor(v), tensorOf(DType::I64, {c.t}, slots),
                 tensorOf(DType::I8, {c.blocks, c.bs, c.h, c.slot}, cache)});
     ASSERT_EQ(out.size(), 1u);
     auto got = valuesOf<uint8_t>(out[0]);
