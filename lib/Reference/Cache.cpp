@@ -237,14 +237,19 @@ Status uq::ref::decodeAttention(const Format &kf, const Format &vf,
           x = fp8e4m3Decode(fp8e4m3Encode(x, Fp8Overflow::NaN));
       const float *sink = sinks ? sinks + h : nullptr;
       float *o = out + (s * numQHeads + h) * d;
-      const int32_t *table = blockTables ? blockTables + s * maxBlocks : nullptr;
+      const int32_t *table =
+          blockTables ? blockTables + s * maxBlocks : nullptr;
       if (p.accumulateF64)
         attendOne<double>(kf, vf, g, parts, cache,
-                          static_cast<double>(p.softmaxScale),
-                          qr.data(), h / groupSize, table, seqLens[s], sink, o);
+                          static_cast<double>(p.softmaxScale), qr.data(),
+                          h / groupSize, table, seqLens[s], sink, o);
       else
-        attendOne<float>(kf, vf, g, parts, cache, p.softmaxScale,
-                         qr.data(), h / groupSize, table, seqLens[s], sink, o);
+        attendOne<float>(kf, vf, g, parts, cache, p.softmaxScale, qr.data(),
+                         h / groupSize, table, seqLens[s], sink, o);
+      // Values coded in a rotated domain: the weighted sum is rotated too;
+      // H / sqrt(D) is its own inverse.
+      if (vf.rotate)
+        (void)hadamardRotate(o, d, vf.rotation);
     }
   }
   return Status::success();

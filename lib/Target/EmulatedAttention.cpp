@@ -166,6 +166,7 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   kf.c = vf.c = pb.c;
   if (pb.mseSearch)
     kf.scaleRule = vf.scaleRule = ref::ScaleRule::MseSearch;
+  vf.rotate = pb.vRotated;
   const int64_t slotBytes = ref::slotBytes(kf, vf, d);
   if (slotBytes < 0)
     return makeError("head dim " + llvm::Twine(d) + " has no slot layout");
@@ -202,7 +203,8 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   std::string attrs = "{k_format = #uq.kv_format<fp4_e2m1" + cField +
                       ", rotation = hadamard" + ruleField +
                       ">, v_format = #uq.kv_format<fp4_e2m1" + cField +
-                      ruleField + ">, layout = #uq.cache_layout<vllm_slot>}";
+                      (pb.vRotated ? ", rotation = hadamard" : "") + ruleField +
+                      ">, layout = #uq.cache_layout<vllm_slot>}";
   // The f32 bit pattern: the exact scale, whatever its decimal digits.
   uint32_t scaleBits;
   std::memcpy(&scaleBits, &softmaxScale, 4);
@@ -342,12 +344,23 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
         for (int64_t i = 0; i < d; ++i)
           weighted[i] += w * std::fabs(vrow[i]);
       }
+      // Bounds of the coded-domain output; with rotated values the kernel
+      // rotates the output back (H / sqrt(D)), which mixes the errors of all
+      // dims: each output dim is then bounded by sum_i b_i / sqrt(D).
+      std::vector<double> bounds(d);
+      double boundSum = 0;
+      for (int64_t i = 0; i < d; ++i) {
+        bounds[i] = denom > 0
+                        ? (std::ldexp(1.0, -8) + 1e-5) * weighted[i] / denom
+                        : 0.0;
+        boundSum += bounds[i];
+      }
+      if (pb.vRotated)
+        std::fill(bounds.begin(), bounds.end(),
+                  boundSum / std::sqrt(static_cast<double>(d)));
       for (int64_t i = 0; i < d; ++i) {
         int64_t idx = (si * hq + h) * d + i;
-        double bound = denom > 0
-                           ? (std::ldexp(1.0, -8) + 1e-5) * weighted[i] / denom
-                           : 0.0;
-        bound += 1e-6;
+        double bound = bounds[i] + 1e-6;
         double diff = std::fabs(double(out[idx]) - expected[idx]);
         if (!(diff <= bound))
           ++report.outsideBound;

@@ -302,7 +302,8 @@ struct AttentionParams {
 ///   logit_j = (q' . decodeRow(K_j)) * softmaxScale for j < seqLens[s],
 ///     token j at block blockTables[s, j / blockSize], offset j % blockSize;
 ///   with sinks, one extra logit sinks[h] that has no value row;
-///   out[s,h] = sum_j softmax(logits)_j * decodeRow(V_j).
+///   out[s,h] = sum_j softmax(logits)_j * decodeRow(V_j), rotated back by
+///     H_D / sqrt(D) when vf.rotate (decodeRow gives the rotated domain).
 /// The exact arithmetic order is in docs/reference-numerics.md. q and out are
 /// [numSeqs, numQHeads, headDim] floats. seqLens[s] == 0 gives zeros (or,
 /// with a sink, zeros as well since the sink has no value). Errors (nothing

@@ -43,6 +43,8 @@ struct AttentionProblem {
   double c = 0.156;
   /// The mse_search scale rule (per-group exponent search) for K and V.
   bool mseSearch = false;
+  /// Code V in the Hadamard-rotated domain (the output is rotated back).
+  bool vRotated = false;
   /// Softmax scale; 0 means 1/sqrt(headDim).
   float softmaxScale = 0.0f;
   /// Given data instead of random values (each empty = random): the query

@@ -88,9 +88,13 @@ std::string uq::kernels::mergeKernel(const MergeKernelParams &p) {
     %dpos = arith.cmpf ogt, %den0, %f0 : f32
     %one = arith.constant 1.0 : f32
     %den = arith.select %dpos, %den0, %one : f32
-    %inv = arith.divf %one, %den : f32
-    scf.for %d = %lane to %cD step %c64 {
-      %num = scf.for %p = %c0 to %cP step %c1 iter_args(%acc = %f0) -> (f32) {
+    %inv = arith.divf %one, %den : f32)");
+  // The merged value of dim d = lane + 64 k; its weighted partition sum.
+  auto emitValue = [&](const std::string &d, const std::string &r) {
+    w.set("DD", d.substr(1));
+    w.set("RR", r.substr(1));
+    w.emit(R"(
+      %$RR_num = scf.for %p = %c0 to %cP step %c1 iter_args(%acc = %f0) -> (f32) {
         %i = arith.addi %pbase, %p : index
         %s = memref.load %sm[%i] : memref<$MNxf32>
         %m = memref.load %mx[%i] : memref<$MNxf32>
@@ -101,7 +105,7 @@ std::string uq::kernels::mergeKernel(const MergeKernelParams &p) {
           %e = rocdl.exp2 %ml f32 -> f32
           %w = arith.mulf %s, %e : f32
           %oi_a = arith.muli %i, %cD : index
-          %oi = arith.addi %oi_a, %d : index
+          %oi = arith.addi %oi_a, %$DD : index
           %o = memref.load %out[%oi] : memref<$ONxf32>
           %t = arith.mulf %w, %o : f32
           %a = arith.addf %acc, %t : f32
@@ -111,18 +115,102 @@ std::string uq::kernels::mergeKernel(const MergeKernelParams &p) {
         }
         scf.yield %n : f32
       }
-      %r = arith.mulf %num, %inv : f32
-      %ri_a = arith.muli %sh, %cD : index
-      %ri = arith.addi %ri_a, %d : index)");
-  if (p.resultType == "f32")
+      %$RR = arith.mulf %$RR_num, %inv : f32)");
+  };
+  auto emitStore = [&](const std::string &d, const std::string &r) {
+    w.set("DD", d.substr(1));
+    w.set("RR", r.substr(1));
     w.emit(R"(
-      memref.store %r, %res[%ri] : memref<$RNxf32>)");
-  else
+      %$RR_ia = arith.muli %sh, %cD : index
+      %$RR_i = arith.addi %$RR_ia, %$DD : index)");
+    if (p.resultType == "f32")
+      w.emit(R"(
+      memref.store %$RR, %res[%$RR_i] : memref<$RNxf32>)");
+    else
+      w.emit(R"(
+      %$RR_t = arith.truncf %$RR : f32 to $RT
+      memref.store %$RR_t, %res[%$RR_i] : memref<$RNx$RT>)");
+  };
+  if (!p.rotateOutput) {
     w.emit(R"(
-      %rt = arith.truncf %r : f32 to $RT
-      memref.store %rt, %res[%ri] : memref<$RNx$RT>)");
-  w.emit(R"(
+    scf.for %d = %lane to %cD step %c64 {)");
+    emitValue("%d", "%r");
+    emitStore("%d", "%r");
+    w.emit(R"(
+    })");
+  } else {
+    // Values coded in the rotated domain: rotate the merged row back with
+    // the reference's butterfly (spans 1, 2, ..., D/2; (a, b) -> (a + b,
+    // a - b)) in f64, then one multiply by 1/sqrt(D). Dim d = lane + 64 k:
+    // spans below 64 exchange with lane ^ span, larger ones stay in the
+    // lane (k ^ span / 64).
+    const int64_t perLane = p.headDim / 64;
+    w.set("INVSQRT", f64Literal(1.0 / std::sqrt(double(p.headDim))));
+    w.emit(R"(
+    %c32_i64 = arith.constant 32 : i64
+    %w64 = arith.constant 64 : i32
+    %invsqrt = arith.constant $INVSQRT : f64)");
+    for (int64_t k = 0; k < perLane; ++k) {
+      w.set("K", k);
+      w.set("K64", 64 * k);
+      w.emit(R"(
+    %dk$K = arith.constant $K64 : index
+    %d$K = arith.addi %lane, %dk$K : index)");
+      emitValue("%d" + std::to_string(k), "%r" + std::to_string(k));
+      w.emit(R"(
+    %b0_$K = arith.extf %r$K : f32 to f64)");
     }
+    int stage = 0;
+    for (int64_t span = 1; span < p.headDim; span *= 2, ++stage) {
+      w.set("ST", stage);
+      w.set("ST1", stage + 1);
+      if (span < 64) {
+        w.set("SPAN", span);
+        w.emit(R"(
+    %sx$ST = arith.constant $SPAN : i32
+    %sxi$ST = arith.constant $SPAN : index
+    %sbit$ST = arith.andi %lane, %sxi$ST : index
+    %sup$ST = arith.cmpi ne, %sbit$ST, %c0 : index)");
+        for (int64_t k = 0; k < perLane; ++k) {
+          w.set("K", k);
+          w.emit(R"(
+    %sb$ST_$K = arith.bitcast %b$ST_$K : f64 to i64
+    %slo$ST_$K = arith.trunci %sb$ST_$K : i64 to i32
+    %shs$ST_$K = arith.shrui %sb$ST_$K, %c32_i64 : i64
+    %shi$ST_$K = arith.trunci %shs$ST_$K : i64 to i32
+    %splo$ST_$K, %sok1$ST_$K = gpu.shuffle xor %slo$ST_$K, %sx$ST, %w64 : i32
+    %sphi$ST_$K, %sok2$ST_$K = gpu.shuffle xor %shi$ST_$K, %sx$ST, %w64 : i32
+    %spl$ST_$K = arith.extui %splo$ST_$K : i32 to i64
+    %sph0$ST_$K = arith.extui %sphi$ST_$K : i32 to i64
+    %sph$ST_$K = arith.shli %sph0$ST_$K, %c32_i64 : i64
+    %spb$ST_$K = arith.ori %sph$ST_$K, %spl$ST_$K : i64
+    %sp$ST_$K = arith.bitcast %spb$ST_$K : i64 to f64
+    %ssum$ST_$K = arith.addf %b$ST_$K, %sp$ST_$K : f64
+    %sdif$ST_$K = arith.subf %sp$ST_$K, %b$ST_$K : f64
+    %b$ST1_$K = arith.select %sup$ST, %sdif$ST_$K, %ssum$ST_$K : f64)");
+        }
+      } else {
+        const int64_t kx = span / 64;
+        for (int64_t k = 0; k < perLane; ++k) {
+          w.set("K", k);
+          w.set("PK", k ^ kx);
+          if ((k & kx) == 0)
+            w.emit("    %b$ST1_$K = arith.addf %b$ST_$K, %b$ST_$PK : f64");
+          else
+            w.emit("    %b$ST1_$K = arith.subf %b$ST_$PK, %b$ST_$K : f64");
+        }
+      }
+    }
+    w.set("LAST", stage);
+    for (int64_t k = 0; k < perLane; ++k) {
+      w.set("K", k);
+      w.emit(R"(
+    %bn$K = arith.mulf %b$LAST_$K, %invsqrt : f64
+    %rr$K = arith.truncf %bn$K : f64 to f32)");
+      emitStore("%d" + std::to_string(k), "%rr" + std::to_string(k));
+    }
+  }
+  w.emit(R"(
     gpu.return
   })");
   return w.str();

@@ -87,10 +87,10 @@ LogicalResult checkUltraQuant(Operation *op, KVFormatAttr k, KVFormatAttr v,
            << "has no gfx950 kernel for these formats: the GPU path needs FP4 "
               "E2M1 with UE8M0 scales per 32 and ties-down rounding for K and "
               "V (use the CPU path, convert-uq-to-linalg, for the others)";
-  if (!k.isRotated() || v.isRotated())
+  if (!k.isRotated())
     return op->emitOpError()
-           << "has no gfx950 kernel for this rotation: keys must be "
-              "Hadamard-rotated and values not";
+           << "has no gfx950 kernel for unrotated keys: the query placement "
+              "assumes Hadamard-rotated keys";
   if (layout.getKind() != LayoutKind::vllm_slot)
     return op->emitOpError() << "has no gfx950 kernel for this cache layout";
   if (headDim != 64 && headDim != 128 && headDim != 256)
@@ -128,7 +128,7 @@ private:
                                       QueryPrecision precision);
   KernelInfo mergeKernelInfo(StringRef name, int64_t numSeqs, int64_t hq,
                              int64_t parts, int64_t d, bool sinks,
-                             Type resultType);
+                             Type resultType, bool rotateOutput);
 };
 
 FailureOr<KernelInfo> ConvertUQToGPUPass::partialKernel(
@@ -194,10 +194,12 @@ FailureOr<KernelInfo> ConvertUQToGPUPass::partialKernel(
 KernelInfo ConvertUQToGPUPass::mergeKernelInfo(StringRef name, int64_t numSeqs,
                                                int64_t hq, int64_t parts,
                                                int64_t d, bool sinks,
-                                               Type resultType) {
+                                               Type resultType,
+                                               bool rotateOutput) {
   MLIRContext *ctx = &getContext();
   kernels::MergeKernelParams p{
-      name.str(), numSeqs, hq, parts, d, sinks, floatName(resultType)};
+      name.str(),  numSeqs, hq, parts, d, sinks, floatName(resultType),
+      rotateOutput};
   KernelInfo info;
   info.name = p.name;
   info.op = "merge_partitions";
@@ -259,7 +261,7 @@ void ConvertUQToGPUPass::runOnOperation() {
         infos.push_back(mergeKernelInfo(
             base + "_merge", attn.getNumSeqs(), attn.getNumQueryHeads(), parts,
             attn.getHeadDim(), static_cast<bool>(attn.getSinks()),
-            resultType.getElementType()));
+            resultType.getElementType(), attn.getVFormat().isRotated()));
         return;
       }
       if (auto attn = dyn_cast<DecodeAttentionPartialOp>(op)) {
@@ -288,7 +290,8 @@ void ConvertUQToGPUPass::runOnOperation() {
         infos.push_back(mergeKernelInfo(
             base + "_merge", outType.getDimSize(0), outType.getDimSize(1),
             outType.getDimSize(2), outType.getDimSize(3),
-            static_cast<bool>(merge.getSinks()), resultType.getElementType()));
+            static_cast<bool>(merge.getSinks()), resultType.getElementType(),
+            /*rotateOutput=*/false));
         return;
       }
       if (auto write = dyn_cast<CacheWriteOp>(op)) {

@@ -22,8 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "uq/Conversion/Passes.h"
 #include "uq/Conversion/UQToLinalg/UQToLinalg.h"
+#include "uq/Conversion/Passes.h"
 #include "uq/Dialect/UQ/IR/UQ.h"
 
 #include "Numerics.h"
@@ -111,8 +111,8 @@ public:
   Value generic(ValueRange ins, Value out, ArrayRef<AffineMap> maps,
                 ArrayRef<IteratorType> iterators, BodyFn body) {
     auto op = linalg::GenericOp::create(
-        b, loc, TypeRange{out.getType()}, ins, ValueRange{out}, maps,
-        iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        b, loc, TypeRange{out.getType()}, ins, ValueRange{out}, maps, iterators,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
           ScalarEmitter es(nb, nloc);
           Value r = body(es, args);
           linalg::YieldOp::create(nb, nloc, r);
@@ -237,17 +237,17 @@ public:
           Value cnt =
               arith::MinSIOp::create(lb, ll, left, in.s.index(kRowTile));
           OpFoldResult z = lb.getIndexAttr(0);
-          Value tile = in.extractAt(
-              x2,
-              RankedTensorType::get({ShapedType::kDynamic, dd},
-                                    elementType(x2)),
-              {i, z}, {cnt, lb.getIndexAttr(dd)});
+          Value tile =
+              in.extractAt(x2,
+                           RankedTensorType::get({ShapedType::kDynamic, dd},
+                                                 elementType(x2)),
+                           {i, z}, {cnt, lb.getIndexAttr(dd)});
           SmallVector<Value> parts = fn(in, tile);
           SmallVector<Value> next;
           for (auto [k, part] : llvm::enumerate(parts))
-            next.push_back(in.copyInto(
-                part, acc[k], {i, z},
-                {cnt, lb.getIndexAttr(results[k].second)}));
+            next.push_back(
+                in.copyInto(part, acc[k], {i, z},
+                            {cnt, lb.getIndexAttr(results[k].second)}));
           scf::YieldOp::create(lb, ll, next);
         });
     return SmallVector<Value>(loop.getResults());
@@ -266,23 +266,23 @@ public:
     Value out = empty(sizes(e), elem);
     AffineMap lo = map(4, {d(0), d(1), cst(0), d(3)});
     AffineMap hi = map(4, {d(0), d(1), cst(1), d(3)});
-    Value r = generic(
-        {e, e}, out, {lo, hi, id(4)}, {kPar, kPar, kPar, kPar},
-        [&](ScalarEmitter &es, ValueRange args) -> Value {
-          OpBuilder &nb = es.builder();
-          Location l = es.location();
-          Value sum = arith::AddFOp::create(nb, l, args[0], args[1]);
-          Value diff = arith::SubFOp::create(nb, l, args[0], args[1]);
-          if (divisor) {
-            Value c = es.f32(*divisor);
-            sum = arith::DivFOp::create(nb, l, sum, c);
-            diff = arith::DivFOp::create(nb, l, diff, c);
-          }
-          Value k = indexOf(es, 2);
-          Value first = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::eq, k, es.index(0));
-          return arith::SelectOp::create(nb, l, first, sum, diff);
-        });
+    Value r =
+        generic({e, e}, out, {lo, hi, id(4)}, {kPar, kPar, kPar, kPar},
+                [&](ScalarEmitter &es, ValueRange args) -> Value {
+                  OpBuilder &nb = es.builder();
+                  Location l = es.location();
+                  Value sum = arith::AddFOp::create(nb, l, args[0], args[1]);
+                  Value diff = arith::SubFOp::create(nb, l, args[0], args[1]);
+                  if (divisor) {
+                    Value c = es.f32(*divisor);
+                    sum = arith::DivFOp::create(nb, l, sum, c);
+                    diff = arith::DivFOp::create(nb, l, diff, c);
+                  }
+                  Value k = indexOf(es, 2);
+                  Value first = arith::CmpIOp::create(
+                      nb, l, arith::CmpIPredicate::eq, k, es.index(0));
+                  return arith::SelectOp::create(nb, l, first, sum, diff);
+                });
     return mergeTail(r);
   }
 
@@ -291,41 +291,38 @@ public:
   Value rotateRowsF32(Value x2) {
     int64_t dd = staticDim(x2, 1);
     if (options.rotation == RotationArithmetic::ButterflyF32) {
-      Value v = elementwise({x2}, b.getF32Type(),
-                            [](ScalarEmitter &es, ValueRange a) {
-                              return es.toF32(a[0]);
-                            });
+      Value v = elementwise(
+          {x2}, b.getF32Type(),
+          [](ScalarEmitter &es, ValueRange a) { return es.toF32(a[0]); });
       for (int64_t h = 1; h < dd; h *= 2)
         v = butterflyStage(v, h, std::sqrt(2.0f));
       return v;
     }
-    Value v = elementwise({x2}, b.getF64Type(),
-                          [](ScalarEmitter &es, ValueRange a) -> Value {
-                            return arith::ExtFOp::create(
-                                es.builder(), es.location(),
-                                es.builder().getF64Type(), es.toF32(a[0]));
-                          });
+    Value v = elementwise(
+        {x2}, b.getF64Type(), [](ScalarEmitter &es, ValueRange a) -> Value {
+          return arith::ExtFOp::create(es.builder(), es.location(),
+                                       es.builder().getF64Type(),
+                                       es.toF32(a[0]));
+        });
     for (int64_t h = 1; h < dd; h *= 2)
       v = butterflyStage(v, h, std::nullopt);
     double norm = 1.0 / std::sqrt(static_cast<double>(dd));
-    return elementwise({v}, b.getF32Type(),
-                       [&](ScalarEmitter &es, ValueRange a) -> Value {
-                         Value m = arith::MulFOp::create(
-                             es.builder(), es.location(), a[0], es.f64(norm));
-                         return arith::TruncFOp::create(
-                             es.builder(), es.location(),
-                             es.builder().getF32Type(), m);
-                       });
+    return elementwise(
+        {v}, b.getF32Type(), [&](ScalarEmitter &es, ValueRange a) -> Value {
+          Value m = arith::MulFOp::create(es.builder(), es.location(), a[0],
+                                          es.f64(norm));
+          return arith::TruncFOp::create(es.builder(), es.location(),
+                                         es.builder().getF32Type(), m);
+        });
   }
 
   /// Rows in f32, rotated when \p format says so.
   Value codedDomainRows(Value x2, KVFormatAttr format) {
     if (format.isRotated())
       return rotateRowsF32(x2);
-    return elementwise({x2}, b.getF32Type(),
-                       [](ScalarEmitter &es, ValueRange a) {
-                         return es.toF32(a[0]);
-                       });
+    return elementwise(
+        {x2}, b.getF32Type(),
+        [](ScalarEmitter &es, ValueRange a) { return es.toF32(a[0]); });
   }
 
   //===--------------------------------------------------------------------===//
@@ -377,8 +374,8 @@ public:
           auto term = [&](Value x) -> Value {
             // ldexp(q, e) in f32 (exact, or Inf past the f32 range), the
             // difference and its square in f64.
-            Value q = es.fp4Decode(es.fp4Encode(
-                arith::MulFOp::create(nb, l, x, inv), tiesDown));
+            Value q = es.fp4Decode(
+                es.fp4Encode(arith::MulFOp::create(nb, l, x, inv), tiesDown));
             Value dec = arith::MulFOp::create(nb, l, q, scale);
             Value diff = arith::SubFOp::create(
                 nb, l, arith::ExtFOp::create(nb, l, nb.getF64Type(), dec),
@@ -397,15 +394,14 @@ public:
           {shape[0], shape[1], shape[2], b.getIndexAttr(m / 2),
            b.getIndexAttr(2)});
       shape.push_back(b.getIndexAttr(m / 2));
-      sums = generic(
-          {pairs, pairs}, empty(shape, f64),
-          {map(4, {d(0), d(1), d(2), d(3), cst(0)}),
-           map(4, {d(0), d(1), d(2), d(3), cst(1)}), id(4)},
-          {kPar, kPar, kPar, kPar},
-          [](ScalarEmitter &es, ValueRange a) -> Value {
-            return arith::AddFOp::create(es.builder(), es.location(), a[0],
-                                         a[1]);
-          });
+      sums = generic({pairs, pairs}, empty(shape, f64),
+                     {map(4, {d(0), d(1), d(2), d(3), cst(0)}),
+                      map(4, {d(0), d(1), d(2), d(3), cst(1)}), id(4)},
+                     {kPar, kPar, kPar, kPar},
+                     [](ScalarEmitter &es, ValueRange a) -> Value {
+                       return arith::AddFOp::create(es.builder(), es.location(),
+                                                    a[0], a[1]);
+                     });
     }
     SmallVector<AffineMap> maps;
     for (int64_t k = 0; k < 3; ++k)
@@ -449,8 +445,7 @@ public:
         {kPar, kPar, kRed}, [](ScalarEmitter &es, ValueRange a) -> Value {
           Value mag = arith::AndIOp::create(es.builder(), es.location(),
                                             es.bits(a[0]), es.i32(0x7FFFFFFF));
-          return arith::MaxUIOp::create(es.builder(), es.location(), mag,
-                                        a[1]);
+          return arith::MaxUIOp::create(es.builder(), es.location(), mag, a[1]);
         });
     Value byte = elementwise({amax}, b.getI32Type(),
                              [&](ScalarEmitter &es, ValueRange a) {
@@ -458,18 +453,17 @@ public:
                              });
     if (format.getScaleRule() == ScaleRule::mse_search)
       byte = searchScaleBytes(x2, byte, g, tiesDown);
-    Value scales = elementwise({byte}, b.getI8Type(),
-                               [](ScalarEmitter &es, ValueRange a) -> Value {
-                                 return arith::TruncIOp::create(
-                                     es.builder(), es.location(),
-                                     es.builder().getI8Type(), a[0]);
-                               });
+    Value scales = elementwise(
+        {byte}, b.getI8Type(), [](ScalarEmitter &es, ValueRange a) -> Value {
+          return arith::TruncIOp::create(es.builder(), es.location(),
+                                         es.builder().getI8Type(), a[0]);
+        });
 
     // Codes: pairs (2i, 2i+1) of a group share one byte.
     Value xp = splitLast(x2, {groups, g / 2, 2});
-    Value out = empty({dim(x2, 0), b.getIndexAttr(groups),
-                       b.getIndexAttr(g / 2)},
-                      b.getI8Type());
+    Value out =
+        empty({dim(x2, 0), b.getIndexAttr(groups), b.getIndexAttr(g / 2)},
+              b.getI8Type());
     AffineMap lo = map(3, {d(0), d(1), d(2), cst(0)});
     AffineMap hi = map(3, {d(0), d(1), d(2), cst(1)});
     AffineMap grp = map(3, {d(0), d(1)});
@@ -481,10 +475,10 @@ public:
           // x * 2^-e: one correctly rounded multiply by an exact power of
           // two, the same value as the reference's ldexp(x, -e).
           Value inv = es.e8m0Reciprocal(a[2]);
-          Value cLo = es.fp4Encode(arith::MulFOp::create(nb, l, a[0], inv),
-                                   tiesDown);
-          Value cHi = es.fp4Encode(arith::MulFOp::create(nb, l, a[1], inv),
-                                   tiesDown);
+          Value cLo =
+              es.fp4Encode(arith::MulFOp::create(nb, l, a[0], inv), tiesDown);
+          Value cHi =
+              es.fp4Encode(arith::MulFOp::create(nb, l, a[1], inv), tiesDown);
           Value both = arith::OrIOp::create(
               nb, l, cLo, arith::ShLIOp::create(nb, l, cHi, es.i32(4)));
           // Zero sentinel: all codes of the group are 0.
@@ -497,8 +491,7 @@ public:
   }
 
   /// Floats [N, D] (element type \p elem) from FP4 codes and scales.
-  Value decodeFp4(Value codes2, Value scales2, KVFormatAttr format,
-                  Type elem) {
+  Value decodeFp4(Value codes2, Value scales2, KVFormatAttr format, Type elem) {
     int64_t half = staticDim(codes2, 1);
     int64_t g = format.getGroupSize(), groups = 2 * half / g;
     Value cg = splitLast(codes2, {groups, g / 2});
@@ -514,8 +507,8 @@ public:
           Location l = es.location();
           Value c = arith::ExtUIOp::create(nb, l, nb.getI32Type(), a[0]);
           Value k = indexOf(es, 3);
-          Value first = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::eq, k, es.index(0));
+          Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                              k, es.index(0));
           Value nib = arith::SelectOp::create(
               nb, l, first, c, arith::ShRUIOp::create(nb, l, c, es.i32(4)));
           nib = arith::AndIOp::create(nb, l, nib, es.i32(15));
@@ -528,22 +521,21 @@ public:
   }
 
   Value encodeFp8(Value x2) {
-    return elementwise({x2}, b.getI8Type(),
-                       [](ScalarEmitter &es, ValueRange a) -> Value {
-                         return arith::TruncIOp::create(
-                             es.builder(), es.location(),
-                             es.builder().getI8Type(), es.fp8Encode(a[0]));
-                       });
+    return elementwise(
+        {x2}, b.getI8Type(), [](ScalarEmitter &es, ValueRange a) -> Value {
+          return arith::TruncIOp::create(es.builder(), es.location(),
+                                         es.builder().getI8Type(),
+                                         es.fp8Encode(a[0]));
+        });
   }
 
   Value decodeFp8(Value codes2, Type elem) {
-    return elementwise({codes2}, elem,
-                       [&](ScalarEmitter &es, ValueRange a) -> Value {
-                         Value w = arith::ExtUIOp::create(
-                             es.builder(), es.location(),
-                             es.builder().getI32Type(), a[0]);
-                         return es.fromF32(es.fp8Decode(w), elem);
-                       });
+    return elementwise(
+        {codes2}, elem, [&](ScalarEmitter &es, ValueRange a) -> Value {
+          Value w = arith::ExtUIOp::create(es.builder(), es.location(),
+                                           es.builder().getI32Type(), a[0]);
+          return es.fromF32(es.fp8Decode(w), elem);
+        });
   }
 
   /// The little-endian bytes [N, 2D] of the bf16 codes of rows [N, D].
@@ -551,21 +543,19 @@ public:
     int64_t dd = staticDim(x2, 1);
     Value out = empty({dim(x2, 0), b.getIndexAttr(dd), b.getIndexAttr(2)},
                       b.getI8Type());
-    Value r = generic({x2}, out, {map(3, {d(0), d(1)}), id(3)},
-                      {kPar, kPar, kPar},
-                      [&](ScalarEmitter &es, ValueRange a) -> Value {
-                        OpBuilder &nb = es.builder();
-                        Location l = es.location();
-                        Value w = es.bf16Bits(a[0]);
-                        Value k = indexOf(es, 2);
-                        Value first = arith::CmpIOp::create(
-                            nb, l, arith::CmpIPredicate::eq, k, es.index(0));
-                        Value v = arith::SelectOp::create(
-                            nb, l, first, w,
-                            arith::ShRUIOp::create(nb, l, w, es.i32(8)));
-                        return arith::TruncIOp::create(nb, l, nb.getI8Type(),
-                                                       v);
-                      });
+    Value r = generic(
+        {x2}, out, {map(3, {d(0), d(1)}), id(3)}, {kPar, kPar, kPar},
+        [&](ScalarEmitter &es, ValueRange a) -> Value {
+          OpBuilder &nb = es.builder();
+          Location l = es.location();
+          Value w = es.bf16Bits(a[0]);
+          Value k = indexOf(es, 2);
+          Value first = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                              k, es.index(0));
+          Value v = arith::SelectOp::create(
+              nb, l, first, w, arith::ShRUIOp::create(nb, l, w, es.i32(8)));
+          return arith::TruncIOp::create(nb, l, nb.getI8Type(), v);
+        });
     return mergeTail(r);
   }
 
@@ -586,8 +576,8 @@ public:
   /// The f32 value of element \p i of the row stored at \p base (the bytes
   /// of (block, offset, head) of the cache) in \p format, with its codes at
   /// byte \p codeOff and its scales at \p scaleOff of the slot.
-  Value decodeCacheElement(ScalarEmitter &es, Value cache, Value blk,
-                           Value off, Value head, Value i, KVFormatAttr format,
+  Value decodeCacheElement(ScalarEmitter &es, Value cache, Value blk, Value off,
+                           Value head, Value i, KVFormatAttr format,
                            int64_t codeOff, int64_t scaleOff) {
     OpBuilder &nb = es.builder();
     Location l = es.location();
@@ -604,16 +594,15 @@ public:
       Value pair = arith::DivUIOp::create(nb, l, i, es.index(2));
       Value odd = arith::RemUIOp::create(nb, l, i, es.index(2));
       Value c = byteAt(plus(pair, codeOff));
-      Value isOdd = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne,
-                                          odd, es.index(0));
+      Value isOdd = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, odd,
+                                          es.index(0));
       Value nib = arith::SelectOp::create(
           nb, l, isOdd, arith::ShRUIOp::create(nb, l, c, es.i32(4)), c);
       nib = arith::AndIOp::create(nb, l, nib, es.i32(15));
-      Value grp = arith::DivUIOp::create(nb, l, i,
-                                         es.index(format.getGroupSize()));
+      Value grp =
+          arith::DivUIOp::create(nb, l, i, es.index(format.getGroupSize()));
       Value sb = byteAt(plus(grp, scaleOff));
-      return arith::MulFOp::create(nb, l, es.fp4Decode(nib),
-                                   es.e8m0Decode(sb));
+      return arith::MulFOp::create(nb, l, es.fp4Decode(nib), es.e8m0Decode(sb));
     }
     case ElementCode::fp8_e4m3:
       return es.fp8Decode(byteAt(plus(i, codeOff)));
@@ -698,8 +687,7 @@ public:
   /// the block table. Block ids are clamped into the cache (the reference
   /// rejects such tables; compiled code must not read out of bounds).
   Value decodeSequence(const Attention &a, Value sIdx, Value len, bool key) {
-    Value out = empty({len, b.getIndexAttr(a.numKV),
-                       b.getIndexAttr(a.headDim)},
+    Value out = empty({len, b.getIndexAttr(a.numKV), b.getIndexAttr(a.headDim)},
                       b.getF32Type());
     KVFormatAttr format = key ? a.kFormat : a.vFormat;
     int64_t codeOff = key ? 0 : a.vCodeOff;
@@ -713,8 +701,8 @@ public:
           Value bs = es.index(a.blockSize);
           Value pos = arith::DivUIOp::create(nb, l, j, bs);
           Value off = arith::RemUIOp::create(nb, l, j, bs);
-          Value id32 = tensor::ExtractOp::create(nb, l, a.tables,
-                                                 ValueRange{sIdx, pos});
+          Value id32 =
+              tensor::ExtractOp::create(nb, l, a.tables, ValueRange{sIdx, pos});
           Value blk =
               arith::IndexCastOp::create(nb, l, nb.getIndexType(), id32);
           blk = arith::MaxSIOp::create(nb, l, blk, es.index(0));
@@ -735,18 +723,16 @@ public:
         {qs, kd}, init,
         {map(4, {d(0), d(1), d(3)}), map(4, {d(2), d(0), d(3)}),
          map(4, {d(0), d(1), d(2)})},
-        {kPar, kPar, kPar, kRed},
-        [](ScalarEmitter &es, ValueRange x) -> Value {
-          Value p = arith::MulFOp::create(es.builder(), es.location(), x[0],
-                                          x[1]);
+        {kPar, kPar, kPar, kRed}, [](ScalarEmitter &es, ValueRange x) -> Value {
+          Value p =
+              arith::MulFOp::create(es.builder(), es.location(), x[0], x[1]);
           return arith::AddFOp::create(es.builder(), es.location(), x[2], p);
         });
     float scale = a.scale;
     return elementwise({dot}, b.getF32Type(),
                        [&](ScalarEmitter &es, ValueRange x) -> Value {
-                         return arith::MulFOp::create(es.builder(),
-                                                      es.location(), x[0],
-                                                      es.f32(scale));
+                         return arith::MulFOp::create(
+                             es.builder(), es.location(), x[0], es.f32(scale));
                        });
   }
 
@@ -761,31 +747,30 @@ public:
   Partial attend(const Attention &a, Value lg, Value vd, Value n, Value sink) {
     SmallVector<OpFoldResult> hs{b.getIndexAttr(a.numKV),
                                  b.getIndexAttr(a.group)};
-    Value maxInit = sink ? sink
-                         : fill(hs, s.f32(-std::numeric_limits<float>::infinity()));
+    Value maxInit =
+        sink ? sink : fill(hs, s.f32(-std::numeric_limits<float>::infinity()));
     AffineMap hg3 = map(3, {d(0), d(1)});
-    Value mx = generic({lg}, maxInit, {id(3), hg3}, {kPar, kPar, kRed},
-                       [](ScalarEmitter &es, ValueRange x) -> Value {
-                         Value gt = arith::CmpFOp::create(
-                             es.builder(), es.location(),
-                             arith::CmpFPredicate::OGT, x[0], x[1]);
-                         return arith::SelectOp::create(
-                             es.builder(), es.location(), gt, x[0], x[1]);
-                       });
-    Value p = generic({lg, mx}, empty(sizes(lg), b.getF32Type()),
-                      {id(3), hg3, id(3)}, {kPar, kPar, kPar},
-                      [](ScalarEmitter &es, ValueRange x) -> Value {
-                        Value diff = arith::SubFOp::create(
-                            es.builder(), es.location(), x[0], x[1]);
-                        return math::ExpOp::create(es.builder(), es.location(),
-                                                   diff);
-                      });
-    Value sum = generic({p}, fill(hs, s.f32(0.0f)), {id(3), hg3},
-                        {kPar, kPar, kRed},
-                        [](ScalarEmitter &es, ValueRange x) -> Value {
-                          return arith::AddFOp::create(
-                              es.builder(), es.location(), x[1], x[0]);
-                        });
+    Value mx =
+        generic({lg}, maxInit, {id(3), hg3}, {kPar, kPar, kRed},
+                [](ScalarEmitter &es, ValueRange x) -> Value {
+                  Value gt = arith::CmpFOp::create(es.builder(), es.location(),
+                                                   arith::CmpFPredicate::OGT,
+                                                   x[0], x[1]);
+                  return arith::SelectOp::create(es.builder(), es.location(),
+                                                 gt, x[0], x[1]);
+                });
+    Value p = generic(
+        {lg, mx}, empty(sizes(lg), b.getF32Type()), {id(3), hg3, id(3)},
+        {kPar, kPar, kPar}, [](ScalarEmitter &es, ValueRange x) -> Value {
+          Value diff =
+              arith::SubFOp::create(es.builder(), es.location(), x[0], x[1]);
+          return math::ExpOp::create(es.builder(), es.location(), diff);
+        });
+    Value sum = generic(
+        {p}, fill(hs, s.f32(0.0f)), {id(3), hg3}, {kPar, kPar, kRed},
+        [](ScalarEmitter &es, ValueRange x) -> Value {
+          return arith::AddFOp::create(es.builder(), es.location(), x[1], x[0]);
+        });
     if (sink)
       sum = elementwise({sum, sink, mx}, b.getF32Type(),
                         [](ScalarEmitter &es, ValueRange x) -> Value {
@@ -802,16 +787,14 @@ public:
         {p, vd}, accInit,
         {map(4, {d(0), d(1), d(3)}), map(4, {d(3), d(0), d(2)}),
          map(4, {d(0), d(1), d(2)})},
-        {kPar, kPar, kPar, kRed},
-        [](ScalarEmitter &es, ValueRange x) -> Value {
-          Value pv = arith::MulFOp::create(es.builder(), es.location(), x[0],
-                                           x[1]);
+        {kPar, kPar, kPar, kRed}, [](ScalarEmitter &es, ValueRange x) -> Value {
+          Value pv =
+              arith::MulFOp::create(es.builder(), es.location(), x[0], x[1]);
           return arith::AddFOp::create(es.builder(), es.location(), x[2], pv);
         });
     Value out = generic(
-        {acc, sum}, empty(sizes(acc), b.getF32Type()),
-        {id(3), hg3, id(3)}, {kPar, kPar, kPar},
-        [&](ScalarEmitter &es, ValueRange x) -> Value {
+        {acc, sum}, empty(sizes(acc), b.getF32Type()), {id(3), hg3, id(3)},
+        {kPar, kPar, kPar}, [&](ScalarEmitter &es, ValueRange x) -> Value {
           OpBuilder &nb = es.builder();
           Location l = es.location();
           Value empty_ = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
@@ -846,8 +829,8 @@ public:
   /// memref.copy (a runtime call that moves one element at a time).
   Value copyInto(Value src, Value dest, ArrayRef<OpFoldResult> offsets,
                  ArrayRef<OpFoldResult> sizes_) {
-    Value window = extractAt(dest, cast<RankedTensorType>(src.getType()),
-                             offsets, sizes_);
+    Value window =
+        extractAt(dest, cast<RankedTensorType>(src.getType()), offsets, sizes_);
     int64_t r = rank(src);
     SmallVector<IteratorType> its(r, kPar);
     Value copied = generic({src}, window, {id(r), id(r)}, its,
@@ -931,8 +914,7 @@ LogicalResult checkSupported(Operation *op) {
 // Patterns
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-struct UQPattern : public OpRewritePattern<OpTy> {
+template <typename OpTy> struct UQPattern : public OpRewritePattern<OpTy> {
   UQPattern(MLIRContext *ctx, const UQToLinalgOptions &options)
       : OpRewritePattern<OpTy>(ctx), options(options) {}
   UQToLinalgOptions options;
@@ -984,25 +966,25 @@ struct QuantizeLowering : UQPattern<QuantizeOp> {
       kinds = {{bf16, dd}};
       break;
     }
-    SmallVector<Value> results = l.tiledRows(
-        l.flattenRows(x), kinds,
-        [&](Lowering &t, Value rows) -> SmallVector<Value> {
-          Value xf = t.codedDomainRows(rows, format);
-          switch (format.getElement()) {
-          case ElementCode::fp4_e2m1: {
-            auto [codes, scales] = t.encodeFp4(xf, format);
-            return {codes, scales};
-          }
-          case ElementCode::fp8_e4m3:
-            return {t.encodeFp8(xf)};
-          case ElementCode::bf16:
-            return {t.elementwise({xf}, bf16,
-                                  [&](ScalarEmitter &es, ValueRange a) {
-                                    return es.fromF32(a[0], bf16);
-                                  })};
-          }
-          llvm_unreachable("unknown element code");
-        });
+    SmallVector<Value> results =
+        l.tiledRows(l.flattenRows(x), kinds,
+                    [&](Lowering &t, Value rows) -> SmallVector<Value> {
+                      Value xf = t.codedDomainRows(rows, format);
+                      switch (format.getElement()) {
+                      case ElementCode::fp4_e2m1: {
+                        auto [codes, scales] = t.encodeFp4(xf, format);
+                        return {codes, scales};
+                      }
+                      case ElementCode::fp8_e4m3:
+                        return {t.encodeFp8(xf)};
+                      case ElementCode::bf16:
+                        return {t.elementwise(
+                            {xf}, bf16, [&](ScalarEmitter &es, ValueRange a) {
+                              return es.fromF32(a[0], bf16);
+                            })};
+                      }
+                      llvm_unreachable("unknown element code");
+                    });
     for (Value &r : results)
       r = l.unflattenRows(r, x);
     for (auto [i, r] : llvm::enumerate(results))
@@ -1095,17 +1077,18 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
     // side, so that each token needs one copy into the cache.
     int64_t need = layout.getSlotBytes(dd, kf, vf);
     OpFoldResult tokenCount = l.dim(key, 0);
-    Value slotRows = l.empty(
-        {tokenCount, b.getIndexAttr(heads), b.getIndexAttr(need)},
-        b.getI8Type());
+    Value slotRows =
+        l.empty({tokenCount, b.getIndexAttr(heads), b.getIndexAttr(need)},
+                b.getI8Type());
     int64_t at = 0;
     for (Value p : {kc, ks, vc, vs}) {
       if (!p)
         continue;
       int64_t w = Lowering::staticDim(p, 2);
-      slotRows = l.copyInto(
-          p, slotRows, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(at)},
-          {tokenCount, b.getIndexAttr(heads), b.getIndexAttr(w)});
+      slotRows =
+          l.copyInto(p, slotRows,
+                     {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(at)},
+                     {tokenCount, b.getIndexAttr(heads), b.getIndexAttr(w)});
       at += w;
     }
 
@@ -1135,10 +1118,8 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
                 Lowering th(tb, tl, options);
                 Value si =
                     arith::IndexCastOp::create(tb, tl, tb.getIndexType(), slot);
-                Value blk =
-                    arith::DivUIOp::create(tb, tl, si, th.s.index(bs));
-                Value off =
-                    arith::RemUIOp::create(tb, tl, si, th.s.index(bs));
+                Value blk = arith::DivUIOp::create(tb, tl, si, th.s.index(bs));
+                Value off = arith::RemUIOp::create(tb, tl, si, th.s.index(bs));
                 OpFoldResult z = tb.getIndexAttr(0), one = tb.getIndexAttr(1);
                 OpFoldResult h = tb.getIndexAttr(heads),
                              w = tb.getIndexAttr(need);
@@ -1146,8 +1127,8 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
                     slotRows,
                     RankedTensorType::get({heads, need}, tb.getI8Type()),
                     {t, z, z}, {one, h, w});
-                Value cache =
-                    th.copyInto(row, iter[0], {blk, off, z, z}, {one, one, h, w});
+                Value cache = th.copyInto(row, iter[0], {blk, off, z, z},
+                                          {one, one, h, w});
                 scf::YieldOp::create(tb, tl, cache);
               },
               [&](OpBuilder &eb, Location el) {
@@ -1192,13 +1173,17 @@ struct DecodeAttentionLowering : UQPattern<DecodeAttentionOp> {
           Value lg = in.logits(a, in.querySlice(a, q4, sIdx), kd, len);
           Lowering::Partial p = in.attend(a, lg, vd, len, sink);
           OpFoldResult z = lb.getIndexAttr(0);
-          Value res = in.insertAt(
-              in.mergeHeads(p.out), iter[0], {sIdx, z, z},
-              {lb.getIndexAttr(1), lb.getIndexAttr(hq),
-               lb.getIndexAttr(a.headDim)});
+          Value res = in.insertAt(in.mergeHeads(p.out), iter[0], {sIdx, z, z},
+                                  {lb.getIndexAttr(1), lb.getIndexAttr(hq),
+                                   lb.getIndexAttr(a.headDim)});
           scf::YieldOp::create(lb, ll, res);
         });
-    rewriter.replaceOp(op, l.toResult(loop.getResult(0), op.getType()));
+    // Values coded in a rotated domain: rotate the output back (H / sqrt(D)
+    // is its own inverse), before any rounding to the result type.
+    Value result = loop.getResult(0);
+    if (op.getVFormat().isRotated())
+      result = RotateOp::create(b, loc, result);
+    rewriter.replaceOp(op, l.toResult(result, op.getType()));
     return success();
   }
 };
@@ -1219,8 +1204,8 @@ struct DecodeAttentionPartialLowering : UQPattern<DecodeAttentionPartialOp> {
     int64_t parts = op.getNumPartitions();
     int64_t ps = op.getPartitionSize();
     OpFoldResult numSeqs = l.dim(op.getQuery(), 0);
-    Value outInit = l.empty({numSeqs, b.getIndexAttr(hq),
-                             b.getIndexAttr(parts), b.getIndexAttr(a.headDim)},
+    Value outInit = l.empty({numSeqs, b.getIndexAttr(hq), b.getIndexAttr(parts),
+                             b.getIndexAttr(a.headDim)},
                             b.getF32Type());
     Value statInit = l.empty(
         {numSeqs, b.getIndexAttr(hq), b.getIndexAttr(parts)}, b.getF32Type());
@@ -1242,8 +1227,8 @@ struct DecodeAttentionPartialLowering : UQPattern<DecodeAttentionPartialOp> {
                     pb, pl, arith::MulIOp::create(pb, pl, pIdx, pi.s.index(ps)),
                     len);
                 Value end = arith::MinSIOp::create(
-                    pb, pl, arith::AddIOp::create(pb, pl, start, pi.s.index(ps)),
-                    len);
+                    pb, pl,
+                    arith::AddIOp::create(pb, pl, start, pi.s.index(ps)), len);
                 Value n = arith::SubIOp::create(pb, pl, end, start);
                 OpFoldResult z = pb.getIndexAttr(0), one = pb.getIndexAttr(1);
                 OpFoldResult kv = pb.getIndexAttr(a.numKV),
@@ -1320,32 +1305,30 @@ struct MergePartitionsLowering : UQPattern<MergePartitionsOp> {
                                              x[1], es.f32(0.0f));
           return arith::SelectOp::create(nb, lo, zero, es.f32(0.0f), wv);
         });
-    Value den = l.generic({w}, l.fill(sh, l.s.f32(0.0f)), {l.id(3), sh3},
-                          {kPar, kPar, kRed},
-                          [](ScalarEmitter &es, ValueRange x) -> Value {
-                            return arith::AddFOp::create(
-                                es.builder(), es.location(), x[1], x[0]);
-                          });
+    Value den = l.generic(
+        {w}, l.fill(sh, l.s.f32(0.0f)), {l.id(3), sh3}, {kPar, kPar, kRed},
+        [](ScalarEmitter &es, ValueRange x) -> Value {
+          return arith::AddFOp::create(es.builder(), es.location(), x[1], x[0]);
+        });
     if (sinks)
-      den = l.generic(
-          {den, m, sinks}, l.empty(sh, b.getF32Type()),
-          {l.id(2), l.id(2), l.map(2, {d(1)}), l.id(2)}, {kPar, kPar},
-          [](ScalarEmitter &es, ValueRange x) -> Value {
-            OpBuilder &nb = es.builder();
-            Location lo = es.location();
-            Value e = math::ExpOp::create(
-                nb, lo, arith::SubFOp::create(nb, lo, x[2], x[1]));
-            return arith::AddFOp::create(nb, lo, x[0], e);
-          });
+      den =
+          l.generic({den, m, sinks}, l.empty(sh, b.getF32Type()),
+                    {l.id(2), l.id(2), l.map(2, {d(1)}), l.id(2)}, {kPar, kPar},
+                    [](ScalarEmitter &es, ValueRange x) -> Value {
+                      OpBuilder &nb = es.builder();
+                      Location lo = es.location();
+                      Value e = math::ExpOp::create(
+                          nb, lo, arith::SubFOp::create(nb, lo, x[2], x[1]));
+                      return arith::AddFOp::create(nb, lo, x[0], e);
+                    });
     SmallVector<OpFoldResult> shd{sh[0], sh[1], l.dim(out, 3)};
     Value num = l.generic(
         {w, out}, l.fill(shd, l.s.f32(0.0f)),
         {l.map(4, {d(0), d(1), d(3)}), l.map(4, {d(0), d(1), d(3), d(2)}),
          l.map(4, {d(0), d(1), d(2)})},
-        {kPar, kPar, kPar, kRed},
-        [](ScalarEmitter &es, ValueRange x) -> Value {
-          Value p = arith::MulFOp::create(es.builder(), es.location(), x[0],
-                                          x[1]);
+        {kPar, kPar, kPar, kRed}, [](ScalarEmitter &es, ValueRange x) -> Value {
+          Value p =
+              arith::MulFOp::create(es.builder(), es.location(), x[0], x[1]);
           return arith::AddFOp::create(es.builder(), es.location(), x[2], p);
         });
     Type elem = Lowering::elementType(op.getResult());

@@ -10,7 +10,7 @@ func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x256xi8>, %bt: tensor
 // -----
 
 func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>) -> tensor<1x4x128xf32> {
-  // expected-error @+1 {{has no gfx950 kernel for this rotation: keys must be Hadamard-rotated and values not}}
+  // expected-error @+1 {{has no gfx950 kernel for unrotated keys: the query placement assumes Hadamard-rotated keys}}
   %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x4x128xf32>
   return %o : tensor<1x4x128xf32>
 }

@@ -41,6 +41,7 @@ struct Case {
   double c = 0.156;
   const char *dtype = "bf16";
   bool mseSearch = false;
+  bool vRotated = false;
 };
 
 void PrintTo(const Case &c, std::ostream *os) { *os << c.name; }
@@ -60,6 +61,7 @@ TEST_P(GPUKernels, MatchesReference) {
   pb.c = c.c;
   pb.dtype = c.dtype;
   pb.mseSearch = c.mseSearch;
+  pb.vRotated = c.vRotated;
   pb.seed = 1234 + c.hq * 7 + c.d;
   auto report = runEmulatedAttention(pb);
   ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
@@ -141,6 +143,45 @@ INSTANTIATE_TEST_SUITE_P(
              256,
              0.156,
              "bf16",
+             true},
+        // The accuracy study's best variant: c = 0.196, exponent search and
+        // rotated values (the merge kernel rotates the output back), for
+        // every head dim.
+        Case{"d128_best_variant_vrot",
+             8,
+             1,
+             128,
+             16,
+             {300},
+             true,
+             256,
+             0.196,
+             "bf16",
+             true,
+             true},
+        Case{"d64_vrot",
+             4,
+             2,
+             64,
+             16,
+             {100, 7},
+             false,
+             256,
+             0.156,
+             "f32",
+             false,
+             true},
+        Case{"d256_vrot_split",
+             16,
+             1,
+             256,
+             16,
+             {600},
+             true,
+             128,
+             0.196,
+             "bf16",
+             true,
              true}),
     [](const ::testing::TestParamInfo<Case> &info) {
       return std::string(info.param.name);

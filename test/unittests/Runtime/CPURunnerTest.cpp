@@ -59,8 +59,8 @@ func.func @main(%x: tensor<{0}x{1}x{2}>)
 void expectCodecMatches(const ref::Format &f, const std::string &fmt,
                         const std::vector<float> &x, int64_t d, bool bf16) {
   int64_t n = static_cast<int64_t>(x.size()) / d;
-  auto prog = compileOrDie(codecIR(n, d, bf16 ? "bf16" : "f32", fmt,
-                                   f.groupSize));
+  auto prog =
+      compileOrDie(codecIR(n, d, bf16 ? "bf16" : "f32", fmt, f.groupSize));
   ASSERT_TRUE(prog);
   HostTensor in = bf16 ? bf16Tensor({n, d}, x) : f32Tensor({n, d}, x);
   auto out = runOrDie(*prog, {in});
@@ -203,9 +203,10 @@ TEST(CPUQuantize, NonDefaultFormatBitExact) {
   Rng rng(7);
   for (int i = 0; i < 64 * 64; ++i)
     x.push_back(rng.normal(3.0f));
-  expectCodecMatches(
-      f, "#uq.kv_format<fp4_e2m1, c = 0.1666, group = 16, rounding = nearest_even>",
-      x, 64, false);
+  expectCodecMatches(f,
+                     "#uq.kv_format<fp4_e2m1, c = 0.1666, group = 16, rounding "
+                     "= nearest_even>",
+                     x, 64, false);
 }
 
 //===----------------------------------------------------------------------===//
@@ -225,9 +226,9 @@ std::vector<float> mseAdversarialRows(int64_t d) {
   auto group = [&](std::vector<float> g) {
     rows.insert(rows.end(), g.begin(), g.end());
   };
-  const float kVals[] = {1.0f,  1.5f, 2.0f,  3.0f,   6.0f,  7.5f,   0.5f,
-                         0.75f, 5.0f, 2.5f,  0.25f,  1.25f, 7.0f,   12.0f,
-                         -1.0f, -3.0f, -7.5f, -0.75f, 4.5f, 1.75f};
+  const float kVals[] = {1.0f,  1.5f,  2.0f,  3.0f,   6.0f,  7.5f, 0.5f,
+                         0.75f, 5.0f,  2.5f,  0.25f,  1.25f, 7.0f, 12.0f,
+                         -1.0f, -3.0f, -7.5f, -0.75f, 4.5f,  1.75f};
   for (int k : {-140, -126, -60, -3, 0, 1, 9, 100, 125, 126, 127}) {
     for (float v : kVals) {
       std::vector<float> g(32, 0.0f);
@@ -253,7 +254,8 @@ std::vector<float> mseAdversarialRows(int64_t d) {
       std::vector<float> g(32);
       for (float &v : g)
         v = (rng.below(2) ? -1.0f : 1.0f) *
-            std::ldexp(kGrid[rng.below(14)], k + static_cast<int>(rng.below(2)));
+            std::ldexp(kGrid[rng.below(14)],
+                       k + static_cast<int>(rng.below(2)));
       group(g);
     }
   }
@@ -436,13 +438,32 @@ TEST(CPUQuantizeMseSearch, NonDefaultFormatBitExact) {
 // FP8 E4M3 and bf16 codes of special and random values, and the decode of
 // every FP8 byte, against the reference's scalar conversions.
 TEST(CPUQuantize, Fp8AndBf16CodesBitExact) {
-  std::vector<float> x = {0.0f, -0.0f, 448.0f, -448.0f, 464.0f, 464.0001f,
-                          465.0f, 480.0f, 1e6f, kInf, -kInf, kNaN,
-                          std::ldexp(1.0f, -6), std::ldexp(1.0f, -7),
-                          std::ldexp(1.0f, -9), std::ldexp(1.0f, -10),
-                          std::ldexp(3.0f, -11), -std::ldexp(1.0f, -12),
-                          fromBits(1), 1.0625f, 1.1875f, 17.0f, 19.0f,
-                          240.0f, 3.4e38f, -2.5e-5f};
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          448.0f,
+                          -448.0f,
+                          464.0f,
+                          464.0001f,
+                          465.0f,
+                          480.0f,
+                          1e6f,
+                          kInf,
+                          -kInf,
+                          kNaN,
+                          std::ldexp(1.0f, -6),
+                          std::ldexp(1.0f, -7),
+                          std::ldexp(1.0f, -9),
+                          std::ldexp(1.0f, -10),
+                          std::ldexp(3.0f, -11),
+                          -std::ldexp(1.0f, -12),
+                          fromBits(1),
+                          1.0625f,
+                          1.1875f,
+                          17.0f,
+                          19.0f,
+                          240.0f,
+                          3.4e38f,
+                          -2.5e-5f};
   Rng rng(3);
   while (x.size() % 64)
     x.push_back(rng.normal(30.0f));
@@ -465,8 +486,8 @@ func.func @main(%x: tensor<{0}x64xf32>, %b: tensor<16x16xi8>)
   std::vector<uint8_t> all(256);
   for (int i = 0; i < 256; ++i)
     all[i] = static_cast<uint8_t>(i);
-  auto out = runOrDie(*prog, {f32Tensor({n, 64}, x),
-                              tensorOf(DType::I8, {16, 16}, all)});
+  auto out = runOrDie(
+      *prog, {f32Tensor({n, 64}, x), tensorOf(DType::I8, {16, 16}, all)});
   ASSERT_EQ(out.size(), 3u);
   auto f8 = valuesOf<uint8_t>(out[0]);
   auto b16 = valuesOf<uint16_t>(out[1]);
@@ -648,8 +669,8 @@ TEST(CPUCacheWrite, MseSearchMatchesReferenceByteForByte) {
                  Case{21, 2, 64, 2, 16, 68, 0.196, true, true, true},
                  Case{9, 2, 256, 3, 8, 272, 0.196, true, false, true},
                  Case{13, 4, 128, 2, 8, 136, 0.156, false, true, true}}) {
-    SCOPED_TRACE("T = " + std::to_string(c.t) + ", D = " +
-                 std::to_string(c.d) + ", c = " + std::to_string(c.c));
+    SCOPED_TRACE("T = " + std::to_string(c.t) + ", D = " + std::to_string(c.d) +
+                 ", c = " + std::to_string(c.c));
     Rng rng(c.t * c.d + 1);
     size_t n = c.t * c.h * c.d;
     std::vector<float> k(n), v(n);
@@ -664,7 +685,7 @@ TEST(CPUCacheWrite, MseSearchMatchesReferenceByteForByte) {
     }
     for (size_t i = 0; i < 32; ++i)
       v[32 + i] = i == 7 ? 3.0f : 0.0f; // a lone value: an exact tie
-    k[3] = kNaN; // one sentinel group
+    k[3] = kNaN;                        // one sentinel group
     std::vector<int64_t> slots(c.t);
     std::vector<int64_t> perm(c.blocks * c.bs);
     for (size_t i = 0; i < perm.size(); ++i)
@@ -693,8 +714,7 @@ TEST(CPUCacheWrite, MseSearchMatchesReferenceByteForByte) {
                     .ok());
     auto fmt = [&](bool rotate, bool search) {
       return llvm::formatv("#uq.kv_format<fp4_e2m1, c = {0}{1}{2}>",
-                           cLiteral(c.c),
-                           rotate ? ", rotation = hadamard" : "",
+                           cLiteral(c.c), rotate ? ", rotation = hadamard" : "",
                            search ? ", scale_rule = mse_search" : "")
           .str();
     };
@@ -740,9 +760,10 @@ TEST(CPUCacheWrite, OutOfRangeSlotIsSkipped) {
   std::vector<uint8_t> cache(2 * 2 * 1 * 68, 0xAB);
   auto prog = compileOrDie(cacheWriteIR(2, 1, 64, 2, 2, 68, "f32"));
   ASSERT_TRUE(prog);
-  auto out = runOrDie(*prog, {f32Tensor({2, 1, 64}, k), f32Tensor({2, 1, 64}, v),
-                              tensorOf(DType::I64, {2}, slots),
-                              tensorOf(DType::I8, {2, 2, 1, 68}, cache)});
+  auto out =
+      runOrDie(*prog, {f32Tensor({2, 1, 64}, k), f32Tensor({2, 1, 64}, v),
+                       tensorOf(DType::I64, {2}, slots),
+                       tensorOf(DType::I8, {2, 2, 1, 68}, cache)});
   ASSERT_EQ(out.size(), 1u);
   auto got = valuesOf<uint8_t>(out[0]);
   std::vector<uint8_t> expect = cache;
@@ -765,7 +786,16 @@ struct AttnCase {
   std::vector<int32_t> lens;
   bool sinks;
   bool fp8Query;
+  /// Values coded in the Hadamard-rotated domain (the output is rotated
+  /// back by decode_attention).
+  bool vRotated = false;
 };
+
+ref::Format valueFormatOf(const AttnCase &c) {
+  ref::Format vf = ref::valueFormat();
+  vf.rotate = c.vRotated;
+  return vf;
+}
 
 struct AttnData {
   std::vector<float> q, sinks;
@@ -801,10 +831,10 @@ AttnData makeAttention(const AttnCase &c, uint64_t seed) {
     }
     std::vector<int64_t> slots(len);
     for (int64_t t = 0; t < len; ++t)
-      slots[t] = int64_t(a.tables[s * c.maxBlocks + t / c.bs]) * c.bs + t % c.bs;
-    EXPECT_TRUE(ref::cacheWrite(ref::keyFormat(), ref::valueFormat(), g,
-                                k.data(), v.data(), slots.data(), len,
-                                a.cache.data())
+      slots[t] =
+          int64_t(a.tables[s * c.maxBlocks + t / c.bs]) * c.bs + t % c.bs;
+    EXPECT_TRUE(ref::cacheWrite(ref::keyFormat(), valueFormatOf(c), g, k.data(),
+                                v.data(), slots.data(), len, a.cache.data())
                     .ok());
     int64_t used = (len + c.bs - 1) / c.bs;
     for (int64_t b = used; b < c.maxBlocks; ++b)
@@ -824,8 +854,8 @@ std::vector<float> referenceAttention(const AttnCase &c, const AttnData &a,
   ref::CacheGeometry g{a.numBlocks, c.bs, c.hkv, c.d, a.slot};
   ref::AttentionParams p;
   p.softmaxScale = scale;
-  p.queryPrecision = c.fp8Query ? ref::QueryPrecision::FP8_E4M3
-                                : ref::QueryPrecision::F32;
+  p.queryPrecision =
+      c.fp8Query ? ref::QueryPrecision::FP8_E4M3 : ref::QueryPrecision::F32;
   std::vector<float> out(c.seqs * c.hq * c.d);
   // The reference validates every used block id; give it a table whose
   // unused entries are 0.
@@ -834,7 +864,7 @@ std::vector<float> referenceAttention(const AttnCase &c, const AttnData &a,
     if (id >= a.numBlocks)
       id = 0;
   ref::Status st = ref::decodeAttention(
-      ref::keyFormat(), ref::valueFormat(), g, a.cache.data(), p, a.q.data(),
+      ref::keyFormat(), valueFormatOf(c), g, a.cache.data(), p, a.q.data(),
       c.seqs, c.hq, tables.data(), c.maxBlocks, c.lens.data(),
       c.sinks ? a.sinks.data() : nullptr, out.data());
   EXPECT_TRUE(st.ok()) << st.message();
@@ -851,8 +881,9 @@ std::string attentionTypes(const AttnCase &c, const AttnData &a) {
 
 std::string attrs(const AttnCase &c) {
   return std::string("{k_format = #uq.kv_format<fp4_e2m1, rotation = "
-                     "hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = "
-                     "#uq.cache_layout<vllm_slot>") +
+                     "hadamard>, v_format = #uq.kv_format<fp4_e2m1") +
+         (c.vRotated ? ", rotation = hadamard" : "") +
+         ">, layout = #uq.cache_layout<vllm_slot>" +
          (c.fp8Query ? "" : ", query_precision = #uq<query_precision f32>") +
          "}";
 }
@@ -874,7 +905,8 @@ std::string caseName(const AttnCase &c) {
                   "_len";
   for (int32_t l : c.lens)
     s += "_" + std::to_string(l);
-  return s + (c.sinks ? "_sinks" : "") + (c.fp8Query ? "" : "_f32q");
+  return s + (c.sinks ? "_sinks" : "") + (c.fp8Query ? "" : "_f32q") +
+         (c.vRotated ? "_vrot" : "");
 }
 
 const AttnCase kAttnCases[] = {
@@ -886,6 +918,8 @@ const AttnCase kAttnCases[] = {
     {3, 16, 2, 128, 16, 5, {77, 16, 1}, true, false},
     {1, 16, 1, 256, 16, 6, {90}, true, true},
     {2, 32, 2, 64, 8, 4, {29, 17}, false, false},
+    // Rotated values: the output comes back to the original domain.
+    {2, 8, 2, 128, 16, 4, {45, 9}, true, true, /*vRotated=*/true},
 };
 
 class CPUAttention : public ::testing::TestWithParam<AttnCase> {};
@@ -901,7 +935,9 @@ TEST_P(CPUAttention, DecodeMatchesReference) {
   const AttnCase &c = GetParam();
   AttnData a = makeAttention(c, c.seqs * 1000 + c.d + c.hq);
   float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
-  std::string ir = llvm::formatv(R"(
+  std::string ir =
+      llvm::formatv(
+          R"(
 func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>,
                 %bt: tensor<{0}x{7}xi32>, %lens: tensor<{0}xi32>{8})
     -> tensor<{0}x{1}x{2}xf32> {{
@@ -910,20 +946,12 @@ func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>
   return %o : tensor<{0}x{1}x{2}xf32>
 }
 )",
-                                 c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv,
-                                 a.slot, c.maxBlocks,
-                                 c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>",
-                                                         c.hq)
-                                               .str()
-                                         : "",
-                                 c.sinks ? "sinks %s" : "",
-                                 llvm::formatv("{0:e9}", scale).str(), attrs(c),
-                                 attentionTypes(c, a),
-                                 c.sinks ? llvm::formatv(", tensor<{0}xf32>",
-                                                         c.hq)
-                                               .str()
-                                         : "")
-                       .str();
+          c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv, a.slot, c.maxBlocks,
+          c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>", c.hq).str() : "",
+          c.sinks ? "sinks %s" : "", llvm::formatv("{0:e9}", scale).str(),
+          attrs(c), attentionTypes(c, a),
+          c.sinks ? llvm::formatv(", tensor<{0}xf32>", c.hq).str() : "")
+          .str();
   auto prog = compileOrDie(ir);
   ASSERT_TRUE(prog);
   auto out = runOrDie(*prog, attentionArgs(c, a));
@@ -950,7 +978,9 @@ TEST_P(CPUAttention, SplitKMatchesReference) {
   float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
   int64_t ps = 32;
   int64_t parts = (c.maxBlocks * c.bs + ps - 1) / ps;
-  std::string ir = llvm::formatv(R"(
+  std::string ir =
+      llvm::formatv(
+          R"(
 func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>,
                 %bt: tensor<{0}x{7}xi32>, %lens: tensor<{0}xi32>{8})
     -> (tensor<{0}x{1}x{2}xf32>, tensor<{0}x{1}x{13}xf32>, tensor<{0}x{1}x{13}xf32>) {{
@@ -961,23 +991,28 @@ func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>
   %r = uq.merge_partitions %o, %m, %l {12}
       : (tensor<{0}x{1}x{13}x{2}xf32>, tensor<{0}x{1}x{13}xf32>,
          tensor<{0}x{1}x{13}xf32>{15}) -> tensor<{0}x{1}x{2}xf32>
-  return %r, %m, %l : tensor<{0}x{1}x{2}xf32>, tensor<{0}x{1}x{13}xf32>, tensor<{0}x{1}x{13}xf32>
+  {16}
+  return %r2, %m, %l : tensor<{0}x{1}x{2}xf32>, tensor<{0}x{1}x{13}xf32>, tensor<{0}x{1}x{13}xf32>
 }
 )",
-                                 c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv,
-                                 a.slot, c.maxBlocks,
-                                 c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>",
-                                                         c.hq)
-                                               .str()
-                                         : "",
-                                 llvm::formatv("{0:e9}", scale).str(), attrs(c),
-                                 attentionTypes(c, a),
-                                 c.sinks ? "sinks %s" : "", parts, ps,
-                                 c.sinks ? llvm::formatv(", tensor<{0}xf32>",
-                                                         c.hq)
-                                               .str()
-                                         : "")
-                       .str();
+          c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv, a.slot, c.maxBlocks,
+          c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>", c.hq).str() : "",
+          llvm::formatv("{0:e9}", scale).str(), attrs(c), attentionTypes(c, a),
+          c.sinks ? "sinks %s" : "", parts, ps,
+          c.sinks ? llvm::formatv(", tensor<{0}xf32>", c.hq).str() : "",
+          // The partitions stay in V's coded domain:
+          // rotated values are rotated back after the
+          // merge, as decode_attention does.
+          c.vRotated
+              ? llvm::formatv("%r2 = uq.rotate %r : "
+                              "tensor<{0}x{1}x{2}xf32>",
+                              c.seqs, c.hq, c.d)
+                    .str()
+              : "%r2 = tensor.cast %r : tensor<" + std::to_string(c.seqs) +
+                    "x" + std::to_string(c.hq) + "x" + std::to_string(c.d) +
+                    "xf32> to tensor<" + std::to_string(c.seqs) + "x" +
+                    std::to_string(c.hq) + "x" + std::to_string(c.d) + "xf32>")
+          .str();
   auto prog = compileOrDie(ir);
   ASSERT_TRUE(prog);
   auto out = runOrDie(*prog, attentionArgs(c, a));
@@ -1002,11 +1037,10 @@ func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>
       }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CPUAttention, ::testing::ValuesIn(kAttnCases),
-    [](const ::testing::TestParamInfo<AttnCase> &info) {
-      return caseName(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(Cases, CPUAttention, ::testing::ValuesIn(kAttnCases),
+                         [](const ::testing::TestParamInfo<AttnCase> &info) {
+                           return caseName(info.param);
+                         });
 
 // The baseline formats in the cache: bf16 keys and FP8 E4M3 values. The
 // cache bytes equal ref::cacheWrite's, and decode attention (f32 query, the
@@ -1072,8 +1106,8 @@ func.func @main(%k: tensor<45x2x64xf32>, %v: tensor<45x2x64xf32>, %slots: tensor
   p.softmaxScale = 0.125f;
   p.queryPrecision = ref::QueryPrecision::F32;
   std::vector<float> want(hq * d);
-  ASSERT_TRUE(ref::decodeAttention(kf, vf, g, expect.data(), p, q.data(), 1,
-                                   hq, table.data(), 4, lens.data(), nullptr,
+  ASSERT_TRUE(ref::decodeAttention(kf, vf, g, expect.data(), p, q.data(), 1, hq,
+                                   table.data(), 4, lens.data(), nullptr,
                                    want.data())
                   .ok());
   EXPECT_LT(relL2(valuesOf<float>(out[1]), want), 1e-6);

@@ -40,6 +40,8 @@ struct MergeKernelParams {
   bool hasSinks;
   /// Element type of the result: "f32", "bf16" or "f16".
   std::string resultType;
+  /// Rotate the merged rows back by H_D / sqrt(D) (values coded rotated).
+  bool rotateOutput = false;
 };
 
 /// `uq.merge_partitions`: grid (query heads, sequences), one wave per

@@ -176,7 +176,8 @@ def UQ_DecodeAttentionOp : UQ_AttentionOpBase<"decode_attention"> {
     Logits are `q . k_decoded * scale`, with `k_decoded` read from the cache
     through `block_tables`; with `sinks`, `sinks[h]` joins the softmax of head
     `h` as one extra logit without a value row. The output is
-    `sum_t p_t v_decoded_t`.
+    `sum_t p_t v_decoded_t`, rotated back by `H / sqrt(D)` when `v_format`
+    is rotated (values decode in their coded domain).
 
     Shapes: `query`, `result`: `[S, Hq, D]`; `cache`:
     `[num_blocks, block_size, Hkv, slot_bytes]` `i8`; `block_tables`:
@@ -221,7 +222,9 @@ def UQ_DecodeAttentionPartialOp
     tokens `t` in `[p * partition_size, min((p+1) * partition_size,
     seq_len))` with logits `l_t` defined as in `uq.decode_attention`, the op
     returns `max[s,h,p] = max_t l_t`, `sum[s,h,p] = sum_t exp(l_t - max)` and
-    `out[s,h,p,:] = sum_t exp(l_t - max) v_t / sum`. An empty partition has
+    `out[s,h,p,:] = sum_t exp(l_t - max) v_t / sum`, in V's coded domain
+    (a rotated `v_format` is not undone here; apply `uq.rotate` after
+    `uq.merge_partitions`). An empty partition has
     `max = -inf`, `sum = 0` and `out = 0`. `uq.merge_partitions` combines
     the partitions (and the sinks).
 
