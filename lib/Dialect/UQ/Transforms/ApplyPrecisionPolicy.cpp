@@ -68,7 +68,7 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
     return failure();
   }
   double ck = 0.156, cv = 0.156;
-  bool rotateK = true, search = false, nearestEven = false;
+  bool rotateK = true, rotateV = false, search = false, nearestEven = false;
   SmallVector<llvm::StringRef> parts;
   opts.split(parts, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef part : parts) {
@@ -85,6 +85,8 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
         cv = *c;
     } else if (key == "norot") {
       rotateK = false;
+    } else if (key == "rotv") {
+      rotateV = true;
     } else if (key == "search") {
       search = true;
     } else if (key == "nearest_even") {
@@ -93,8 +95,8 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
       // The default query path.
     } else {
       why = "option '" + part.trim().str() + "' of format '" + spec.str() +
-            "' is not expressible in #uq.kv_format (rotv and other query "
-            "precisions are study-only)";
+            "' is not expressible in #uq.kv_format (query precisions other "
+            "than fp8 are study-only)";
       return failure();
     }
   }
@@ -105,7 +107,7 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
         nearestEven ? Rounding::nearest_even : Rounding::ties_down,
         search ? ScaleRule::mse_search : ScaleRule::log_round);
   };
-  return FormatPair{make(ck, rotateK), make(cv, false), true};
+  return FormatPair{make(ck, rotateK), make(cv, rotateV), true};
 }
 
 /// The policy's format spec for (layer, kvHead).

@@ -6,7 +6,8 @@
 // RUN: uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy-fp8-heads.json layer=1' | FileCheck %s --check-prefix=FP8
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=5' 2>&1 | FileCheck %s --check-prefix=MIXED
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy-fp8-heads.json layer=0' 2>&1 | FileCheck %s --check-prefix=MIXED2
-// RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=6' 2>&1 | FileCheck %s --check-prefix=ROTV
+// RUN: uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=6' | FileCheck %s --check-prefix=ROTV
+// RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=8' 2>&1 | FileCheck %s --check-prefix=QBF16
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=7' 2>&1 | FileCheck %s --check-prefix=INT4
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/missing.json' 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/not-a-policy.json' 2>&1 | FileCheck %s --check-prefix=SCHEMA
@@ -30,7 +31,8 @@
 
 // MIXED: error: uq-apply-precision-policy: the policy gives layer 5's KV heads different formats ('uq:c=0.196,search', 'fp8'); a uq cache has one format per layer
 // MIXED2: error: uq-apply-precision-policy: the policy gives layer 0's KV heads different formats ('uq', 'fp8')
-// ROTV: error: uq-apply-precision-policy: option 'rotv' of format 'uq:rotv' is not expressible in #uq.kv_format
+// ROTV: uq.cache_write {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>{{.*}}v_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>}
+// QBF16: error: uq-apply-precision-policy: option 'q=bf16' of format 'uq:q=bf16' is not expressible in #uq.kv_format
 // INT4: error: uq-apply-precision-policy: format 'int4' has no uq dialect equivalent
 // MISSING: error: uq-apply-precision-policy: cannot read policy '{{.*}}missing.json'
 // SCHEMA: error: uq-apply-precision-policy: policy '{{.*}}not-a-policy.json' is not a uq.precision-policy/1 document

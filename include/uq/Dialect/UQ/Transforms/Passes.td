@@ -17,14 +17,14 @@ def UQApplyPrecisionPolicyPass
     | policy spec | K format | V format |
     | --- | --- | --- |
     | `uq` | `#uq.kv_format<fp4_e2m1, rotation = hadamard>` | `#uq.kv_format<fp4_e2m1>` |
-    | `uq:c=X` / `ck=X` / `cv=X`, `norot`, `search`, `nearest_even` | the same with `c`, no rotation, `scale_rule = mse_search`, `rounding = nearest_even` | likewise |
+    | `uq:c=X` / `ck=X` / `cv=X`, `norot`, `rotv`, `search`, `nearest_even` | the same with `c`, no rotation, `scale_rule = mse_search`, `rounding = nearest_even` | likewise; `rotv` rotates V |
     | `fp8` | `#uq.kv_format<fp8_e4m3>` | `#uq.kv_format<fp8_e4m3>` |
     | `bf16` | `#uq.kv_format<bf16>` | `#uq.kv_format<bf16>` |
 
     Decode attention over FP8/BF16 formats keeps its query in f32 (as the
     accuracy study measured them). A policy that gives one layer's KV heads
-    different formats, a spec the dialect cannot express (`rotv`, `q=...`,
-    `int4`, `lloydmax`) or an unreadable file is an error; so is a cache
+    different formats, a spec the dialect cannot express (`q=` other than
+    `fp8`, `int4`, `lloydmax`) or an unreadable file is an error; so is a cache
     whose slots are too small for the new formats (the op verifier says how
     many bytes they need).
 
