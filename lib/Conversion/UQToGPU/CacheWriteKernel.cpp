@@ -87,20 +87,14 @@ void emitRow(KernelWriter &w, const CacheWriteKernelParams &p, bool rotate,
       %upper$B = arith.cmpi ne, %lbit$B_a, %c0 : index)");
         for (int64_t j = 0; j < e; ++j) {
           w.set("J", j);
+          std::string tag = std::to_string(b) + "_" + std::to_string(j);
+          std::string partner =
+              emitShuffleXorF64(w, "%r" + tag, "%lx" + std::to_string(b),
+                                "%w64", "%c32_i64", "rsh" + tag);
+          w.set("PF", partner.substr(1));
           w.emit(R"(
-      %sb$B_$J = arith.bitcast %r$B_$J : f64 to i64
-      %slo$B_$J = arith.trunci %sb$B_$J : i64 to i32
-      %shi_a$B_$J = arith.shrui %sb$B_$J, %c32_i64 : i64
-      %shi$B_$J = arith.trunci %shi_a$B_$J : i64 to i32
-      %plo$B_$J, %pv1$B_$J = gpu.shuffle xor %slo$B_$J, %lx$B, %w64 : i32
-      %phi$B_$J, %pv2$B_$J = gpu.shuffle xor %shi$B_$J, %lx$B, %w64 : i32
-      %pl64$B_$J = arith.extui %plo$B_$J : i32 to i64
-      %ph64a$B_$J = arith.extui %phi$B_$J : i32 to i64
-      %ph64$B_$J = arith.shli %ph64a$B_$J, %c32_i64 : i64
-      %pb$B_$J = arith.ori %ph64$B_$J, %pl64$B_$J : i64
-      %pf$B_$J = arith.bitcast %pb$B_$J : i64 to f64
-      %sum$B_$J = arith.addf %r$B_$J, %pf$B_$J : f64
-      %dif$B_$J = arith.subf %pf$B_$J, %r$B_$J : f64
+      %sum$B_$J = arith.addf %r$B_$J, %$PF : f64
+      %dif$B_$J = arith.subf %$PF, %r$B_$J : f64
       %r$B1_$J = arith.select %upper$B, %dif$B_$J, %sum$B_$J : f64)");
         }
       }
@@ -237,19 +231,13 @@ void emitRow(KernelWriter &w, const CacheWriteKernelParams &p, bool rotate,
       w.set("OFF", off);
       w.set("CUR", cur.substr(1));
       w.emit(R"(
-      %qo$S$OFF = arith.constant $OFF : i32
-      %qb$S$OFF = arith.bitcast %$CUR : f64 to i64
-      %ql$S$OFF = arith.trunci %qb$S$OFF : i64 to i32
-      %qh0$S$OFF = arith.shrui %qb$S$OFF, %c32_i64 : i64
-      %qh$S$OFF = arith.trunci %qh0$S$OFF : i64 to i32
-      %qpl$S$OFF, %qok1$S$OFF = gpu.shuffle xor %ql$S$OFF, %qo$S$OFF, %w64 : i32
-      %qph$S$OFF, %qok2$S$OFF = gpu.shuffle xor %qh$S$OFF, %qo$S$OFF, %w64 : i32
-      %qpl64$S$OFF = arith.extui %qpl$S$OFF : i32 to i64
-      %qph64a$S$OFF = arith.extui %qph$S$OFF : i32 to i64
-      %qph64$S$OFF = arith.shli %qph64a$S$OFF, %c32_i64 : i64
-      %qpb$S$OFF = arith.ori %qph64$S$OFF, %qpl64$S$OFF : i64
-      %qp$S$OFF = arith.bitcast %qpb$S$OFF : i64 to f64
-      %qe$S$OFF = arith.addf %$CUR, %qp$S$OFF : f64)");
+      %qo$S$OFF = arith.constant $OFF : i32)");
+      std::string partner =
+          emitShuffleXorF64(w, cur, "%qo" + sfx + std::to_string(off), "%w64",
+                            "%c32_i64", "qsh" + sfx + std::to_string(off));
+      w.set("PART", partner.substr(1));
+      w.emit(R"(
+      %qe$S$OFF = arith.addf %$CUR, %$PART : f64)");
       cur = "%qe" + sfx + std::to_string(off);
     }
     w.set("CUR", cur.substr(1));

@@ -256,20 +256,15 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
             continue;
           w.set("C", c);
           w.set("J", j);
+          std::string tag = std::to_string(b) + "_" + std::to_string(c) + "_" +
+                            std::to_string(j);
+          std::string partner =
+              emitShuffleXorF64(w, "%qs" + tag, "%qlx" + std::to_string(b),
+                                "%w64q", "%c32_i64", "qsh" + tag);
+          w.set("QP", partner.substr(1));
           w.emit(R"(
-      %qb$B_$C_$J = arith.bitcast %qs$B_$C_$J : f64 to i64
-      %qlo$B_$C_$J = arith.trunci %qb$B_$C_$J : i64 to i32
-      %qhs$B_$C_$J = arith.shrui %qb$B_$C_$J, %c32_i64 : i64
-      %qhi$B_$C_$J = arith.trunci %qhs$B_$C_$J : i64 to i32
-      %qplo$B_$C_$J, %qok1$B_$C_$J = gpu.shuffle xor %qlo$B_$C_$J, %qlx$B, %w64q : i32
-      %qphi$B_$C_$J, %qok2$B_$C_$J = gpu.shuffle xor %qhi$B_$C_$J, %qlx$B, %w64q : i32
-      %qpl$B_$C_$J = arith.extui %qplo$B_$C_$J : i32 to i64
-      %qph0$B_$C_$J = arith.extui %qphi$B_$C_$J : i32 to i64
-      %qph$B_$C_$J = arith.shli %qph0$B_$C_$J, %c32_i64 : i64
-      %qpb$B_$C_$J = arith.ori %qph$B_$C_$J, %qpl$B_$C_$J : i64
-      %qp$B_$C_$J = arith.bitcast %qpb$B_$C_$J : i64 to f64
-      %qsum$B_$C_$J = arith.addf %qs$B_$C_$J, %qp$B_$C_$J : f64
-      %qdif$B_$C_$J = arith.subf %qp$B_$C_$J, %qs$B_$C_$J : f64
+      %qsum$B_$C_$J = arith.addf %qs$B_$C_$J, %$QP : f64
+      %qdif$B_$C_$J = arith.subf %$QP, %qs$B_$C_$J : f64
       %qs$B1_$C_$J = arith.select %qup$B, %qdif$B_$C_$J, %qsum$B_$C_$J : f64)");
         }
       continue;

@@ -56,3 +56,30 @@ std::string uq::kernels::f64Literal(double v) {
                 static_cast<unsigned long long>(bits));
   return buf;
 }
+
+std::string
+uq::kernels::emitShuffleXorF64(KernelWriter &w, llvm::StringRef value,
+                               llvm::StringRef offset, llvm::StringRef width,
+                               llvm::StringRef c32, llvm::StringRef prefix) {
+  std::string p = prefix.str();
+  std::string text;
+  auto line = [&](const std::string &l) { text += "      " + l + "\n"; };
+  std::string v = value.str(), o = offset.str(), wd = width.str(),
+              c = c32.str();
+  line("%" + p + "_b = arith.bitcast " + v + " : f64 to i64");
+  line("%" + p + "_lo = arith.trunci %" + p + "_b : i64 to i32");
+  line("%" + p + "_hs = arith.shrui %" + p + "_b, " + c + " : i64");
+  line("%" + p + "_hi = arith.trunci %" + p + "_hs : i64 to i32");
+  line("%" + p + "_plo, %" + p + "_ok1 = gpu.shuffle xor %" + p + "_lo, " + o +
+       ", " + wd + " : i32");
+  line("%" + p + "_phi, %" + p + "_ok2 = gpu.shuffle xor %" + p + "_hi, " + o +
+       ", " + wd + " : i32");
+  line("%" + p + "_pl = arith.extui %" + p + "_plo : i32 to i64");
+  line("%" + p + "_ph0 = arith.extui %" + p + "_phi : i32 to i64");
+  line("%" + p + "_ph = arith.shli %" + p + "_ph0, " + c + " : i64");
+  line("%" + p + "_pb = arith.ori %" + p + "_ph, %" + p + "_pl : i64");
+  line("%" + p + "_p = arith.bitcast %" + p + "_pb : i64 to f64");
+  // Appended as is: no `$` substitution happens in these lines.
+  w.emitRaw(text);
+  return "%" + p + "_p";
+}

@@ -28,6 +28,8 @@ public:
   /// Appends `text` with `$key` tokens substituted (the longest key that
   /// prefixes the identifier after `$`).
   void emit(llvm::StringRef text);
+  /// Appends `text` as it is.
+  void emitRaw(llvm::StringRef text) { out.append(text.str()); }
   /// A fresh SSA name `%<prefix><n>`.
   std::string fresh(llvm::StringRef prefix) {
     return "%" + prefix.str() + std::to_string(counter++);
@@ -39,6 +41,14 @@ private:
   std::string out;
   int64_t counter = 0;
 };
+
+/// Emits the xor-shuffle of the f64 SSA value `value` across lanes (two
+/// 32-bit `gpu.shuffle`s of its halves) and returns the name of the value
+/// of lane `lane ^ offset`. `offset` and `width` name i32 SSA values and
+/// `c32` an i64 constant 32; `prefix` makes the emitted names unique.
+std::string emitShuffleXorF64(KernelWriter &w, llvm::StringRef value,
+                              llvm::StringRef offset, llvm::StringRef width,
+                              llvm::StringRef c32, llvm::StringRef prefix);
 
 /// Hexadecimal bit patterns of an f64 / f32 constant: exact, and accepted by
 /// MLIR's parser for float attributes of that width.

@@ -173,20 +173,14 @@ std::string uq::kernels::mergeKernel(const MergeKernelParams &p) {
     %sup$ST = arith.cmpi ne, %sbit$ST, %c0 : index)");
         for (int64_t k = 0; k < perLane; ++k) {
           w.set("K", k);
+          std::string tag = std::to_string(stage) + "_" + std::to_string(k);
+          std::string partner =
+              emitShuffleXorF64(w, "%b" + tag, "%sx" + std::to_string(stage),
+                                "%w64", "%c32_i64", "msh" + tag);
+          w.set("SP", partner.substr(1));
           w.emit(R"(
-    %sb$ST_$K = arith.bitcast %b$ST_$K : f64 to i64
-    %slo$ST_$K = arith.trunci %sb$ST_$K : i64 to i32
-    %shs$ST_$K = arith.shrui %sb$ST_$K, %c32_i64 : i64
-    %shi$ST_$K = arith.trunci %shs$ST_$K : i64 to i32
-    %splo$ST_$K, %sok1$ST_$K = gpu.shuffle xor %slo$ST_$K, %sx$ST, %w64 : i32
-    %sphi$ST_$K, %sok2$ST_$K = gpu.shuffle xor %shi$ST_$K, %sx$ST, %w64 : i32
-    %spl$ST_$K = arith.extui %splo$ST_$K : i32 to i64
-    %sph0$ST_$K = arith.extui %sphi$ST_$K : i32 to i64
-    %sph$ST_$K = arith.shli %sph0$ST_$K, %c32_i64 : i64
-    %spb$ST_$K = arith.ori %sph$ST_$K, %spl$ST_$K : i64
-    %sp$ST_$K = arith.bitcast %spb$ST_$K : i64 to f64
-    %ssum$ST_$K = arith.addf %b$ST_$K, %sp$ST_$K : f64
-    %sdif$ST_$K = arith.subf %sp$ST_$K, %b$ST_$K : f64
+    %ssum$ST_$K = arith.addf %b$ST_$K, %$SP : f64
+    %sdif$ST_$K = arith.subf %$SP, %b$ST_$K : f64
     %b$ST1_$K = arith.select %sup$ST, %sdif$ST_$K, %ssum$ST_$K : f64)");
         }
       } else {
