@@ -88,14 +88,10 @@ void emitRow(KernelWriter &w, const CacheWriteKernelParams &p, bool rotate,
         for (int64_t j = 0; j < e; ++j) {
           w.set("J", j);
           std::string tag = std::to_string(b) + "_" + std::to_string(j);
-          std::string partner =
-              emitShuffleXorF64(w, "%r" + tag, "%lx" + std::to_string(b),
-                                "%w64", "%c32_i64", "rsh" + tag);
-          w.set("PF", partner.substr(1));
-          w.emit(R"(
-      %sum$B_$J = arith.addf %r$B_$J, %$PF : f64
-      %dif$B_$J = arith.subf %$PF, %r$B_$J : f64
-      %r$B1_$J = arith.select %upper$B, %dif$B_$J, %sum$B_$J : f64)");
+          emitButterflyXorF64(w, "%r" + tag, "%lx" + std::to_string(b), "%w64",
+                              "%c32_i64", "%upper" + std::to_string(b),
+                              "%r" + std::to_string(b + 1) + "_" +
+                                  std::to_string(j));
         }
       }
     }

@@ -258,14 +258,10 @@ std::string uq::kernels::decodePartialKernel(const DecodeKernelParams &p) {
           w.set("J", j);
           std::string tag = std::to_string(b) + "_" + std::to_string(c) + "_" +
                             std::to_string(j);
-          std::string partner =
-              emitShuffleXorF64(w, "%qs" + tag, "%qlx" + std::to_string(b),
-                                "%w64q", "%c32_i64", "qsh" + tag);
-          w.set("QP", partner.substr(1));
-          w.emit(R"(
-      %qsum$B_$C_$J = arith.addf %qs$B_$C_$J, %$QP : f64
-      %qdif$B_$C_$J = arith.subf %$QP, %qs$B_$C_$J : f64
-      %qs$B1_$C_$J = arith.select %qup$B, %qdif$B_$C_$J, %qsum$B_$C_$J : f64)");
+          emitButterflyXorF64(w, "%qs" + tag, "%qlx" + std::to_string(b),
+                              "%w64q", "%c32_i64", "%qup" + std::to_string(b),
+                              "%qs" + std::to_string(b + 1) + "_" +
+                                  std::to_string(c) + "_" + std::to_string(j));
         }
       continue;
     }

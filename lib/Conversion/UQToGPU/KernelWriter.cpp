@@ -83,3 +83,17 @@ uq::kernels::emitShuffleXorF64(KernelWriter &w, llvm::StringRef value,
   w.emitRaw(text);
   return "%" + p + "_p";
 }
+
+void uq::kernels::emitButterflyXorF64(KernelWriter &w, llvm::StringRef value,
+                                      llvm::StringRef offset,
+                                      llvm::StringRef width,
+                                      llvm::StringRef c32,
+                                      llvm::StringRef upper,
+                                      llvm::StringRef result) {
+  std::string r = result.drop_front().str(), v = value.str();
+  std::string p = emitShuffleXorF64(w, value, offset, width, c32, r + "_sh");
+  w.emitRaw("      %" + r + "_sum = arith.addf " + v + ", " + p + " : f64\n" +
+            "      %" + r + "_dif = arith.subf " + p + ", " + v + " : f64\n" +
+            "      " + result.str() + " = arith.select " + upper.str() + ", %" +
+            r + "_dif, %" + r + "_sum : f64\n");
+}

@@ -50,6 +50,15 @@ std::string emitShuffleXorF64(KernelWriter &w, llvm::StringRef value,
                               llvm::StringRef offset, llvm::StringRef width,
                               llvm::StringRef c32, llvm::StringRef prefix);
 
+/// Emits one Walsh-Hadamard butterfly stage across lanes for the f64 value
+/// `value`: with p the value of lane `lane ^ offset`, defines `result` as
+/// `p - value` where the i1 `upper` is set (the upper element of the pair)
+/// and `value + p` elsewhere.
+void emitButterflyXorF64(KernelWriter &w, llvm::StringRef value,
+                         llvm::StringRef offset, llvm::StringRef width,
+                         llvm::StringRef c32, llvm::StringRef upper,
+                         llvm::StringRef result);
+
 /// Hexadecimal bit patterns of an f64 / f32 constant: exact, and accepted by
 /// MLIR's parser for float attributes of that width.
 std::string f64Literal(double v);

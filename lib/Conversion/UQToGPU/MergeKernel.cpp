@@ -174,14 +174,10 @@ std::string uq::kernels::mergeKernel(const MergeKernelParams &p) {
         for (int64_t k = 0; k < perLane; ++k) {
           w.set("K", k);
           std::string tag = std::to_string(stage) + "_" + std::to_string(k);
-          std::string partner =
-              emitShuffleXorF64(w, "%b" + tag, "%sx" + std::to_string(stage),
-                                "%w64", "%c32_i64", "msh" + tag);
-          w.set("SP", partner.substr(1));
-          w.emit(R"(
-    %ssum$ST_$K = arith.addf %b$ST_$K, %$SP : f64
-    %sdif$ST_$K = arith.subf %$SP, %b$ST_$K : f64
-    %b$ST1_$K = arith.select %sup$ST, %sdif$ST_$K, %ssum$ST_$K : f64)");
+          emitButterflyXorF64(
+              w, "%b" + tag, "%sx" + std::to_string(stage), "%w64", "%c32_i64",
+              "%sup" + std::to_string(stage),
+              "%b" + std::to_string(stage + 1) + "_" + std::to_string(k));
         }
       } else {
         const int64_t kx = span / 64;
