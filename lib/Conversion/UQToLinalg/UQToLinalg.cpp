@@ -924,6 +924,9 @@ struct RotateLowering : UQPattern<RotateOp> {
   using UQPattern::UQPattern;
   LogicalResult matchAndRewrite(RotateOp op,
                                 PatternRewriter &rewriter) const override {
+    // Wave-level tiles (vectors) are uq-lower-tile-ops' business.
+    if (!isa<RankedTensorType>(op.getType()))
+      return failure();
     Lowering l(rewriter, op.getLoc(), options);
     Value x = op.getInput();
     Type elem = Lowering::elementType(x);
@@ -1371,7 +1374,13 @@ struct ConvertUQToLinalgPass
     RewritePatternSet patterns(&getContext());
     populateUQToLinalgPatterns(patterns, opts);
     ConversionTarget target(getContext());
-    target.addIllegalDialect<UQDialect>();
+    // The tensor-level ops; the wave-level tile ops (and uq.rotate on
+    // vectors) belong to the GPU path's stages.
+    target.addIllegalOp<QuantizeOp, DequantizeOp, CacheWriteOp,
+                        DecodeAttentionOp, DecodeAttentionPartialOp,
+                        MergePartitionsOp>();
+    target.addDynamicallyLegalOp<RotateOp>(
+        [](RotateOp op) { return !isa<RankedTensorType>(op.getType()); });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

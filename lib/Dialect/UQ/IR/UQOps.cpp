@@ -127,7 +127,7 @@ LogicalResult verifyCache(Operation *op, RankedTensorType cache,
 //===----------------------------------------------------------------------===//
 
 LogicalResult RotateOp::verify() {
-  RankedTensorType type = tensorType(getInput());
+  auto type = cast<ShapedType>(getInput().getType());
   if (type.getRank() < 1)
     return emitOpError("input must have rank >= 1");
   int64_t d = type.getDimSize(type.getRank() - 1);

@@ -11,6 +11,9 @@ include "uq/Dialect/UQ/IR/UQAttrs.td"
 
 def UQ_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
 def UQ_ByteTensor : RankedTensorOf<[I8]>;
+// uq.rotate also takes whole-wave tiles (vectors) in the wave-level stage of
+// the GPU path, where the f64 butterfly keeps the rotation exact.
+def UQ_RotateOperand : AnyTypeOf<[UQ_FloatTensor, VectorOfAnyRankOf<[F32, F64]>]>;
 
 //===----------------------------------------------------------------------===//
 // uq.rotate
@@ -29,9 +32,14 @@ def UQ_RotateOp : UQ_Op<"rotate", [Pure, SameOperandsAndResultType]> {
     ```mlir
     %r = uq.rotate %k : tensor<16x128xf32>
     ```
+
+    On a vector (a wave-level tile, f32 or f64) the rotation is the
+    Sylvester butterfly in the operand's type with one multiply by
+    `1/sqrt(D)` at the end; in f64 on values of f32 origin it is exact
+    before that multiply (the reference's `ExactF64` rotation).
   }];
-  let arguments = (ins UQ_FloatTensor:$input);
-  let results = (outs UQ_FloatTensor:$result);
+  let arguments = (ins UQ_RotateOperand:$input);
+  let results = (outs UQ_RotateOperand:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
