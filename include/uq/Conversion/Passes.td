@@ -114,4 +114,105 @@ def ConvertUQToGPUPass : Pass<"convert-uq-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+
+//===----------------------------------------------------------------------===//
+// UQToWave: the tiling stage of the GPU path
+//===----------------------------------------------------------------------===//
+
+def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
+  let summary = "Tile uq cache-write and attention ops into wave-level GPU "
+                "kernels";
+  let description = [{
+    The first stage of the GPU path (docs/gpu-compiler.md). Every
+    `uq.cache_write`, `uq.decode_attention`, `uq.decode_attention_partial`
+    and `uq.merge_partitions` of a `func.func` becomes wave-level kernels in
+    `gpu.module @uq_kernels`, written in scf/arith/math/vector/memref plus
+    the uq tile ops: one whole-wave tile program per workgroup (16 query
+    rows x 32 keys for attention; one KV row for the cache write), no lane
+    layouts. Paging through block tables, split-K, the online softmax, sinks
+    and GQA packing all happen at this level; only the reads of a slot and
+    the two products depend on the KV format (FP4 UltraQuant with its
+    options, FP8 E4M3, bf16).
+
+    Every size a serving engine changes per step (sequences, tokens, cache
+    blocks, block-table width, partitions) is a scalar kernel argument, so
+    the kernels are independent of the op's dynamic (`?`) sizes. The op
+    itself becomes host code: buffers of the tensors, workspaces and one
+    `gpu.launch_func` per kernel with the grid computed from the run-time
+    sizes. The module's `uq.kernels` attribute describes every kernel's
+    arguments (symbolic shapes), grid and block for the kernel JSON.
+
+    ```mlir
+    // uq-opt --convert-uq-to-wave
+    %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.088 {...}
+    // becomes gpu.launch_func @uq_kernels::@f_0_query, ..._partial,
+    // ..._merge with grids from tensor.dim of the operands.
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"partitionSize", "partition-size", "int64_t", /*default=*/"256",
+           "Tokens per split-K partition of decode attention (a positive "
+           "multiple of tile-tokens)">,
+    Option<"tileTokens", "tile-tokens", "int64_t", /*default=*/"32",
+           "Keys per iteration of the attention kernels' key loop">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// WaveToCPU: the wave-level stage on the host
+//===----------------------------------------------------------------------===//
+
+def InlineKernelsOnHostPass : Pass<"uq-inline-kernels-on-host",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Run wave-level kernels on the CPU: launches become loops";
+  let description = [{
+    Replaces every `gpu.launch_func` of a wave-level kernel with an `scf.for`
+    nest over the grid whose body is the kernel's (`gpu.block_id` and
+    `gpu.grid_dim` become the loop indices and trip counts), then erases
+    the `gpu.module`s. With `uq-lower-tile-ops` and the CPU pipeline this
+    runs the GPU path's tiling, paging, split-K and softmax on the host.
+
+    ```mlir
+    // uq-opt --convert-uq-to-wave --uq-inline-kernels-on-host
+    gpu.launch_func @uq_kernels::@f_0_partial blocks in (%p, %c1, %s) ...
+    // becomes scf.for %z, scf.for %y, scf.for %x { <kernel body> }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LowerTileOpsPass : Pass<"uq-lower-tile-ops"> {
+  let summary = "CPU meaning of the uq tile ops (vector/scf/arith)";
+  let description = [{
+    Lowers `uq.load_rows`, `uq.store_rows`, `uq.scaled_mma`,
+    `uq.scaled_ext` and `uq.rotate` on vectors to vector/scf/arith/memref
+    code for the host, and fixes the rounding order of float
+    `vector.multi_reduction <add>` to a perfect binary tree in element order
+    (the order of the GPU's lane-local pairs and xor butterflies). The
+    scaled MFMA is modelled as exact per-block sums in f64, one rounding to
+    f32.
+
+    ```mlir
+    // uq-opt --uq-lower-tile-ops
+    %s = uq.scaled_mma %q, %qs, %k, %ks, %acc : ...
+    // becomes scf.for loops over rows and columns of f64 block sums.
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 #endif // UQ_CONVERSION_PASSES_TD
