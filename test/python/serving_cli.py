@@ -68,6 +68,10 @@ with tempfile.TemporaryDirectory() as d:
         assert f["groups"]["all"]["requests"] == 12
     png = open(os.path.join(d, "ttft_by_round.png"), "rb").read(8)
     assert png == b"\x89PNG\r\n\x1a\n"
+    # Deterministic: the same command gives the same results.
+    j2 = os.path.join(d, "r2.json")
+    rc, out, err = cli("simulate", *small, "--kernel-model", "roofline", "--json", j2)
+    assert rc == 0 and json.load(open(j2))["runs"] == doc["runs"], err
 
     # A table: named in every output, extrapolation reported.
     rc, out, err = cli("simulate", *small, "--kernel-table", table, "--allow-extrapolation",

@@ -4,7 +4,6 @@
 # located errors, log-log interpolation, bounded extrapolation), the
 # roofline fallback and the GEMM model against hand-computed figures.
 import json
-import math
 import os
 import tempfile
 

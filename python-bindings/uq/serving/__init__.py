@@ -23,3 +23,7 @@ from .kernels import (ExtrapolationError, GemmModel, KernelTable,  # noqa: F401
                       RooflineKernels)
 from .model import Hardware, ModelShape, kv_bytes_per_token_head  # noqa: F401
 from .workload import SessionPlan, Workload  # noqa: F401
+
+__all__ = ["BlockPool", "EngineConfig", "Simulator", "ExtrapolationError", "GemmModel",
+           "KernelTable", "RooflineKernels", "Hardware", "ModelShape",
+           "kv_bytes_per_token_head", "SessionPlan", "Workload"]

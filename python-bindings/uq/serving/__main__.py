@@ -61,6 +61,8 @@ def add_options(p: argparse.ArgumentParser, d: dict) -> None:
                    help="parameters whose GEMMs run per token, billions")
     g.add_argument("--weight-dtype", choices=("bf16", "fp8"),
                    help="weights' storage and GEMM MFMA rate")
+    g.add_argument("--weights-gib", type=float,
+                   help="weights of the whole model in GiB (default: params x dtype bytes)")
     g.add_argument("--tp", type=int, default=d["tp"],
                    help=f"tensor-parallel GPUs (default {d['tp']}); one GPU is simulated")
     g.add_argument("--shared", help="shared data folder for --model shared-lm")
@@ -175,6 +177,11 @@ def run(a) -> int:
         weight_dtype=a.weight_dtype,
         weight_bytes_per_param=None if a.weight_dtype is None else
         (2.0 if a.weight_dtype == "bf16" else 1.0))
+    if a.weights_gib is not None:
+        if a.weights_gib < 0:
+            raise ValueError(f"--weights-gib must be >= 0, got {a.weights_gib}")
+        model = with_overrides(model,
+                               weight_bytes_per_param=a.weights_gib * GiB / model.params_total)
     hw = Hardware(hbm_gib=a.hbm_gib, hbm_tb_s=a.hbm_tb_s, cus=a.cus, clock_ghz=a.clock_ghz,
                   bw_eff=a.bw_eff, mfma_eff=a.mfma_eff)
     kernels = make_kernels(a, hw, model)
@@ -202,9 +209,9 @@ def run(a) -> int:
 
     kl = kernels.label
     out = [f"{PROG} {a.cmd}: kernel times: {kl}"]
-    out.append(f"model: {model.source}; TP {a.tp}; {model.params_total / 1e9:.1f}e9 params "
-               f"({model.params_active / 1e9:.1f}e9 active), weights "
-               f"{model.weight_bytes / a.tp / GiB:.1f} GiB per GPU")
+    out.append(f"model: {model.source}; TP {a.tp}; {model.params_total:.3g} params "
+               f"({model.params_active:.3g} active), weights "
+               f"{model.weight_bytes / a.tp / GiB:.3g} GiB per GPU")
     out.append(f"hardware: {hw.name} {hw.hbm_gib:g} GiB HBM, {hw.hbm_tb_s:g} TB/s x "
                f"{hw.bw_eff:g}, {hw.cus} CUs @ {hw.clock_ghz:g} GHz, MFMA x {hw.mfma_eff:g}")
     out.append(f"workload: {workload.describe()}")
@@ -229,8 +236,9 @@ def run(a) -> int:
         runs.append({"name": name, kind: val, "kv_gib_per_gpu": setup.kv_bytes() / GiB,
                      "formats": res})
         out.append("")
-        out.append(f"== {name}: KV budget {setup.kv_bytes() / GiB:.1f} GiB per GPU "
-                   f"(reserve {a.reserved_gib:g} GiB) ==")
+        out.append(f"== {name}: KV budget {setup.kv_bytes() / GiB:.3g} GiB per GPU" +
+                   (f" (GMU x {hw.hbm_gib:g} GiB - weights - {a.reserved_gib:g} GiB reserve)"
+                    if kind == "gmu" else "") + " ==")
         for label in res:
             out.append(format_run(res[label]))
             out.append("")
@@ -245,7 +253,6 @@ def run(a) -> int:
         comparison = {run["name"]: ratios(run["formats"], "fp8", "uq") for run in runs}
         out.append("")
         out.append("UltraQuant against FP8 (P50 TTFT FP8/UQ: > 1 means UltraQuant is faster)")
-        keyed = {i: comparison[run["name"]] for i, run in enumerate(runs)}
         if a.cmd == "paper":
             keyed = {run.get("gmu", i): comparison[run["name"]] for i, run in enumerate(runs)}
             out.append(paper_table(keyed))
@@ -257,6 +264,12 @@ def run(a) -> int:
                     for run in runs]
             out.append(table(["memory", "TTFT 2-3", "4-6", "all", "throughput"], rows))
     notes = kernels.notes()
+    th = getattr(kernels, "hardware", None) or {}
+    diff = [f"{k} {th[k]} (simulated {v})" for k, v in
+            (("cus", hw.cus), ("clock_ghz", hw.clock_ghz), ("hbm_tb_s", hw.hbm_tb_s))
+            if k in th and th[k] != v]
+    if diff:
+        notes.append("the kernel table was made for other hardware: " + ", ".join(diff))
     if not kernels.measured:
         notes.append("NOT MEASURED: every time above comes from the roofline model")
     out.append("")
@@ -297,6 +310,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     a = p.parse_args(argv)
     try:
         return run(a)
+    except BrokenPipeError:         # `| head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (ValueError, OSError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1

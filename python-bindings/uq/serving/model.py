@@ -18,7 +18,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 KERNEL_FORMATS = ("bf16", "fp8", "uq4")
 GiB = float(1 << 30)

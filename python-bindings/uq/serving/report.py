@@ -12,8 +12,15 @@ from typing import Dict, List, Optional
 PAPER = {"warm 2-3": 0.86, "late 4-6": 3.47, "all": 2.3, "throughput": 1.63}
 
 
-def _f(v, fmt="{:.0f}", none="-"):
-    return none if v is None else fmt.format(v)
+def _f(v, fmt=None, none="-"):
+    """``fmt``, or by default 3 significant digits (no exponent)."""
+    if v is None:
+        return none
+    if fmt is not None:
+        return fmt.format(v)
+    a = abs(v)
+    return f"{v:.0f}" if a >= 100 else f"{v:.1f}" if a >= 10 else f"{v:.2f}" if a >= 1 \
+        else f"{v:.3f}"
 
 
 def table(headers: List[str], rows: List[List[str]]) -> str:
@@ -32,8 +39,7 @@ def format_run(res: dict) -> str:
     for r in res["per_round"]:
         rows.append([str(r["round"]),
                      _f(r["ttft_p50_ms"]), _f(r["ttft_p90_ms"]), _f(r["ttft_p99_ms"]),
-                     _f(r["tpot_p50_ms"], "{:.1f}"), _f(r["tpot_p90_ms"], "{:.1f}"),
-                     _f(r["tpot_p99_ms"], "{:.1f}"),
+                     _f(r["tpot_p50_ms"]), _f(r["tpot_p90_ms"]), _f(r["tpot_p99_ms"]),
                      _f(r["hit_rate"], "{:.2f}"),
                      f"{r['resident_sessions']}/{r['sessions_with_history']}"
                      if r["round"] > 1 else "-",
@@ -55,8 +61,8 @@ def summary_table(results: Dict[str, dict], baseline: Optional[str]) -> str:
         row = [lab]
         for name in ("warm 2-3", "late 4-6", "all"):
             row.append(_f(g.get(name, {}).get("ttft_p50_ms")))
-        row.append(_f(res["output_tok_s"]))
-        row.append(_f(g.get("all", {}).get("tpot_p50_ms"), "{:.1f}"))
+        row.append(_f(res["output_tok_s"], "{:.0f}"))
+        row.append(_f(g.get("all", {}).get("tpot_p50_ms")))
         ms = res.get("max_sessions")
         row.append("-" if ms is None else str(ms["max_sessions"]) +
                    ("+" if "capped_at" in ms else ""))
