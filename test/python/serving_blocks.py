@@ -1,4 +1,4 @@
-# RUN: env PYTHONPATH=%uq_build/python-bindings %python %s
+# RUN: env PYTHONPATH=%uq_build/python-bindings UQ_SHARED_DIR=%shared %python %s
 
 # uq.serving bookkeeping that needs no kernel times: the formats' exact KV
 # bytes, per-layer/per-head policies and TP splits, parameter counts, and the
@@ -61,6 +61,27 @@ assert lay.formats == [["bf16"]] and lay.bytes_per_token() == 512
 total, active, routed = transformer_params(4096, 32, 32, 8, 128, 14336, 128256)
 assert abs(total - 8.03e9) / 8.03e9 < 1e-3, total
 assert routed == 0
+# The presets against their published sizes: Gemma-2-9B 9.24e9 parameters;
+# MiniMax-M2.5 "230B total, 10B active".
+from uq.serving.model import preset
+g = preset("gemma-2-9b")
+assert (g.layers, g.kv_heads, g.head_dim, g.gqa) == (42, 8, 256, 2)
+assert abs(g.params_total - 9.24e9) / 9.24e9 < 2e-3, g.params_total
+mm = preset("minimax-m2.5")
+assert (mm.layers, mm.kv_heads, mm.head_dim, mm.gqa) == (62, 8, 128, 6)
+assert abs(mm.params_total - 230e9) / 230e9 < 0.01 and abs(mm.params_active - 10e9) < 0.5e9
+ll = preset("llama-3.1-8b")
+assert (ll.layers, ll.kv_heads, ll.head_dim, ll.gqa) == (32, 8, 128, 4)
+# The shared LM's shape comes from its manifest (when the shared folder exists).
+import json
+import os
+man = os.path.join(os.environ.get("UQ_SHARED_DIR", ""), "lm", "manifest.json")
+if os.path.isfile(man):
+    cfg = json.load(open(man))["cfg"]
+    s = preset("shared-lm")
+    assert (s.layers, s.q_heads, s.kv_heads, s.head_dim) == \
+        (cfg["layers"], cfg["hq"], cfg["hk"], cfg["hd"])
+assert "unknown model" in raises(ValueError, preset, "gpt-5")
 # MoE: 2 layers, hidden 8, 4 experts of width 4, 1 per token, vocab 10, head
 # dim 2, 2 q + 1 kv heads: attention 8*2*(4+2) = 96 per layer; one expert
 # 3*8*4 = 96; total 2*96 + 2*4*96 + 2*10*8 = 1120; active 2*(96+96) + 80 = 464.

@@ -315,6 +315,7 @@ class Simulator:
             heapq.heappush(arrivals, (p.start_s * 1e6, p.sid, 0, p))
         done: List[Request] = []
         now = 0.0
+        spins = 0
         while arrivals or self.waiting or self.running:
             while arrivals and arrivals[0][0] <= now:
                 t, _, rnd, p = heapq.heappop(arrivals)
@@ -324,11 +325,15 @@ class Simulator:
                 continue
             sched = self._schedule()
             if not sched:
-                if self.running or not self.waiting:
+                spins += 1
+                if spins < 3:
                     continue          # a preemption emptied the step; retry
+                head = self.waiting[0] if self.waiting else None
                 raise SimulationError(
-                    f"deadlock: nothing runs and session {self.waiting[0].plan.sid} "
-                    f"(round {self.waiting[0].rnd + 1}) cannot be admitted")
+                    "the scheduler made no progress" + (
+                        f": session {head.plan.sid} (round {head.rnd + 1}) cannot be admitted"
+                        if head else ""))
+            spins = 0
             self.steps += 1
             if self.steps > cfg.max_steps:
                 raise SimulationError(f"more than {cfg.max_steps} engine steps")
