@@ -56,6 +56,9 @@ using namespace mlir;
 std::optional<uq::EmitStage> uq::parseEmitStage(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<EmitStage>>(name)
       .Case("linalg", EmitStage::Linalg)
+      .Case("wave", EmitStage::Wave)
+      .Case("layouts", EmitStage::Layouts)
+      .Case("lanes", EmitStage::Kernel)
       .Case("kernel", EmitStage::Kernel)
       .Case("rocdl", EmitStage::ROCDL)
       .Case("llvmir", EmitStage::LLVMIR)
@@ -364,10 +367,20 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
     llvm::json::Object k;
     k["name"] = name;
     k["op"] = cast<StringAttr>(desc.get("op")).str();
+    // Sizes are integers, or the name of the scalar argument holding them.
     auto vec = [](Attribute attr) {
       llvm::json::Array arr;
-      for (int64_t v : cast<DenseI64ArrayAttr>(attr).asArrayRef())
-        arr.push_back(v);
+      if (auto dense = dyn_cast<DenseI64ArrayAttr>(attr)) {
+        for (int64_t v : dense.asArrayRef())
+          arr.push_back(v);
+        return arr;
+      }
+      for (Attribute e : cast<ArrayAttr>(attr)) {
+        if (auto i = dyn_cast<IntegerAttr>(e))
+          arr.push_back(i.getInt());
+        else
+          arr.push_back(cast<StringAttr>(e).str());
+      }
       return arr;
     };
     k["grid"] = vec(desc.get("grid"));
@@ -419,8 +432,10 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
   root["chip"] = chip.str();
   root["code_object"] = "amdgcn-amd-amdhsa--" + chip.str();
   root["abi"] = "docs/uq-compile.md: one pointer (8 bytes) per buffer "
-                "argument at its offset in the kernarg segment; block = "
-                "workgroup size in lanes; grid = workgroups per dimension";
+                "argument and the value of each scalar argument at its offset "
+                "in the kernarg segment; a size written as a name is the "
+                "value of that scalar argument; block = workgroup size in "
+                "lanes; grid = workgroups per dimension";
   root["kernels"] = std::move(out);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -498,15 +513,26 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   gpuOptions.partitionSize = options.partitionSize;
   {
     PassManager pm(&ctx);
-    buildKernelPipeline(pm, gpuOptions);
+    buildWavePipeline(pm, gpuOptions);
     if (failed(pm.run(*module)))
-      return diags.error("kernel generation failed");
+      return diags.error("tiling into wave-level kernels failed");
   }
   if (!(*module)->getAttr("uq.kernels"))
     return makeError("the input has no uq op with a gfx950 kernel "
                      "(uq.cache_write, uq.decode_attention, "
                      "uq.decode_attention_partial, uq.merge_partitions)");
-  if (options.emit == EmitStage::Kernel) {
+  if (options.emit == EmitStage::Wave) {
+    result.output = printOp(module->getOperation());
+    return result;
+  }
+  {
+    PassManager pm(&ctx);
+    buildLanePipeline(pm, gpuOptions,
+                      /*stopAfterLayouts=*/options.emit == EmitStage::Layouts);
+    if (failed(pm.run(*module)))
+      return diags.error("distribution to lanes failed");
+  }
+  if (options.emit == EmitStage::Layouts || options.emit == EmitStage::Kernel) {
     result.output = printOp(module->getOperation());
     return result;
   }

@@ -215,4 +215,77 @@ def LowerTileOpsPass : Pass<"uq-lower-tile-ops"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// WaveToLanes: the distribution stage (gfx950)
+//===----------------------------------------------------------------------===//
+
+def AssignLaneLayoutsPass : Pass<"uq-assign-lane-layouts", "::mlir::ModuleOp"> {
+  let summary = "Give every whole-wave tile of a wave-level kernel a lane "
+                "layout (gfx950)";
+  let description = [{
+    The first half of the distribution stage (docs/gpu-compiler.md). MFMA
+    results fix their layouts and those flow through elementwise ops,
+    reductions and loops; their operands demand the gfx950 MFMA operand
+    layouts (the named layouts of Layout.h, from gfx950-notes.md); loads,
+    index arithmetic and decodes take the layout their users demand (and
+    are recomputed for a second one); a value needed in another layout than
+    the one it has gets a `uq.to_layout`; operands whose loads would be
+    sub-dword in the MFMA layout (V) are loaded in a staging layout. The
+    result is written as `uq.layout` (`uq.layouts` on scf.for) attributes.
+
+    ```mlir
+    // uq-opt --uq-assign-lane-layouts
+    %s = uq.scaled_mma %q, %qs, %k, %ks, %z : ...
+    // gets {uq.layout = #uq.lane_layout<batch = [1, 2], threads = [4, 16],
+    //       elems = [4, 1], lane_strides = [16, 1]>}
+    ```
+  }];
+  let dependentDialects = ["::uq::UQDialect"];
+}
+
+def DistributeToLanesPass : Pass<"uq-distribute-to-lanes", "::mlir::ModuleOp"> {
+  let summary = "Rewrite wave-level kernels per lane with amdgpu/rocdl/gpu "
+                "ops (gfx950)";
+  let description = [{
+    The second half of the distribution stage: every vector op of a kernel
+    whose values carry `uq.layout` becomes per-lane code on each lane's
+    elements: `amdgpu.scaled_mfma` / `amdgpu.mfma` tiles for the products,
+    `rocdl.cvt.scalef32.pk.*.fp4` for FP4 decodes, xor shuffles for
+    cross-lane reductions and butterflies, per-lane loads and stores, and
+    LDS (workgroup buffers, barriers) for `uq.to_layout`.
+
+    ```mlir
+    // uq-opt --uq-assign-lane-layouts --uq-distribute-to-lanes
+    %s = uq.scaled_mma %q, %qs, %k, %ks, %z {uq.layout = ...} : ...
+    // becomes amdgpu.scaled_mfma 16x16x128 on each lane's 32 bytes
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::amdgpu::AMDGPUDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::ROCDL::ROCDLDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def LowerKernelABIPass : Pass<"uq-lower-kernel-abi", "::mlir::ModuleOp"> {
+  let summary = "Kernel buffer arguments become bare global pointers";
+  let description = [{
+    Every `memref<?xT>` argument of a `gpu.func` kernel becomes one
+    `!llvm.ptr<1>` (8 bytes in the kernarg segment, as the kernel JSON
+    says); the body sees a memref descriptor built from it. Scalar
+    arguments stay as they are.
+
+    ```mlir
+    // uq-opt --uq-lower-kernel-abi
+    gpu.func @k(%buf: memref<?xf32>, %n: i32) kernel
+    // becomes gpu.func @k(%buf: !llvm.ptr<1>, %n: i32) kernel
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // UQ_CONVERSION_PASSES_TD

@@ -25,15 +25,20 @@ namespace uq {
 
 /// Where compilation stops; each stage's output is printable.
 enum class EmitStage {
-  Linalg, ///< after convert-uq-to-linalg (tensors; the CPU meaning)
-  Kernel, ///< uq ops tiled into gpu.func kernels (per-lane amdgpu/vector ops)
+  Linalg,  ///< after convert-uq-to-linalg (tensors; the CPU meaning)
+  Wave,    ///< wave-level kernels: whole-wave vectors + uq tile ops, host
+           ///< launches (the tiling stage)
+  Layouts, ///< the wave-level kernels with a lane layout on every vector
+  Kernel,  ///< per-lane gpu.func kernels with amdgpu/rocdl ops (the
+           ///< distribution stage; "lanes" or "kernel")
   ROCDL,  ///< after lowering to the rocdl/llvm dialects
   LLVMIR, ///< LLVM IR text of the device module
   ISA,    ///< gfx950 assembly text
   HSACO,  ///< linked code object (ELF bytes)
 };
 
-/// Parses "linalg", "kernel", "rocdl", "llvmir", "isa" or "hsaco".
+/// Parses "linalg", "wave", "layouts", "lanes" (or "kernel"), "rocdl",
+/// "llvmir", "isa" or "hsaco".
 std::optional<EmitStage> parseEmitStage(llvm::StringRef name);
 
 /// Options of the GPU compilation; every field is a documented option of

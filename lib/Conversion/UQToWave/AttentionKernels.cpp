@@ -431,6 +431,9 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
         Value lsum = lw.reduceRows(
             vector::CombiningKind::ADD, p,
             arith::MulFOp::create(lb, loc, l, alpha));
+        // The row sum of P may be summed in any order (the bound of the
+        // kernel's P rounding covers it); the distribution saves shuffles.
+        lsum.getDefiningOp()->setAttr("uq.reassociate", lb.getUnitAttr());
         float ps = fmt.pScale();
         if (ps != 1.0f)
           p = arith::MulFOp::create(
