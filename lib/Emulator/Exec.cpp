@@ -1994,7 +1994,7 @@ template <bool Store> void scratchOp(Exec &X, Wave &W, const Inst &I) {
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t a = (uint64_t)(uint32_t)(v[l] + sbase + I.offset);
-    if (a + bytes > X.privateSize)
+    if (a > X.privateSize || bytes > X.privateSize - a)
       return X.failLane(I, l, a, bytes,
                         Store ? "scratch store" : "scratch load");
     uint8_t *p = W.scratch.data() + (uint64_t)l * X.privateSize + a;
@@ -2011,7 +2011,7 @@ H(scratch_store) { scratchOp<true>(X, W, I); }
 // LDS. ds_read: vdst, vaddr; ds_write: vaddr, vdata[, vdata1].
 inline uint8_t *ldsPtr(Exec &X, const Inst &I, unsigned l, uint64_t a,
                        unsigned n) {
-  if (a + n > X.lds.size()) {
+  if (a > X.lds.size() || n > X.lds.size() - a) {
     X.failLane(I, l, a, n, "LDS access");
     return nullptr;
   }

@@ -158,13 +158,19 @@ struct Exec {
   void fail(const Inst &I, const std::string &msg);
   void failLane(const Inst &I, unsigned lane, uint64_t addr, unsigned bytes,
                 const char *what);
-  /// Host pointer for [addr, addr+n) in some region, or null.
+  /// Host pointer for [addr, addr+n) in some region, or null. Written so
+  /// that no sum can wrap around 2^64: an address near 2^64 (an SGPR pair
+  /// holding a mask, say) must fail here, not reach host memory.
+  static bool contains(const Region &r, uint64_t addr, uint64_t n) {
+    return addr >= r.base && addr - r.base <= r.size &&
+           n <= r.size - (addr - r.base);
+  }
   uint8_t *translate(uint64_t addr, uint64_t n, bool write) {
     const Region *r = lastRegion;
-    if (!r || addr < r->base || addr + n > r->base + r->size) {
+    if (!r || !contains(*r, addr, n)) {
       r = nullptr;
       for (const Region &c : regions)
-        if (addr >= c.base && addr + n <= c.base + c.size) {
+        if (contains(c, addr, n)) {
           r = &c;
           break;
         }
