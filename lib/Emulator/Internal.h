@@ -94,7 +94,7 @@ struct Inst {
   bool fi = false;    ///< fi:1 (fetch inactive) of v_permlane*_swap.
   // DPP.
   bool isDpp = false, boundCtrl = false;
-  uint8_t dppKind = 0; ///< see Exec.cpp
+  uint8_t dppKind = 0; ///< see dppExec in ExecLane.cpp
   uint8_t dppArg = 0;
   uint8_t quadPerm[4] = {0, 1, 2, 3};
   uint8_t rowMask = 0xf, bankMask = 0xf;
@@ -197,7 +197,7 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
-/// Handler registry (Exec.cpp): mnemonic -> handler and class.
+/// Handler registry (OpTable.cpp): mnemonic -> handler and class.
 struct OpEntry {
   ExecFn fn;
   Cls cls;
