@@ -275,6 +275,7 @@ bool parseOperand(StringRef tok, FT ft, Operand &op) {
   uint64_t bits = 0;
   if (inlineFloat(tok, ft, bits)) {
     op.kind = OpKind::Imm;
+    op.inlineFloat = true;
     op.imm[0] = (uint32_t)bits;
     op.imm[1] = (uint32_t)(bits >> 32);
     op.width = ft == FT::F64 || ft == FT::PkF32 ? 2 : 1;
@@ -376,8 +377,10 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
   }
   I.ft = ft;
   StringRef n(I.name);
-  bool vop3p = n.starts_with("v_pk_") || n.starts_with("v_fma_mix") ||
-               n.starts_with("v_dot") || n.starts_with("v_mad_mix");
+  // The printer omits op_sel_hi when it has its default: all ones for packed
+  // ops, all zeros (f32 sources) for the mix ops (llvm-objdump prints
+  // `v_fma_mix_f32 v12, v2, v2, v2` for op_sel_hi bits 0, fma-mix.s).
+  bool vop3p = n.starts_with("v_pk_") || n.starts_with("v_dot");
   if (vop3p)
     I.opSelHi = 0xf;
 

@@ -87,6 +87,15 @@ H(v_cvt_pkrtz_f16_f32_impl) {
     d[l] = rtz(a[l]) | ((uint32_t)rtz(b[l]) << 16);
   });
 }
+/// v_cvt_pk_f16_f32 vdst, s0, s1 (gfx950): {f16(s1), f16(s0)}, rounded to
+/// nearest even (what llc emits for fptrunc <2 x float> to <2 x half>).
+H(v_cvt_pk_f16_f32) {
+  DST0;
+  SrcF a = srcF(X, W, I, 0), b = srcF(X, W, I, 1);
+  forLanes(W.exec(), [&](unsigned l) {
+    d[l] = f32ToF16(a[l]) | ((uint32_t)f32ToF16(b[l]) << 16);
+  });
+}
 H(v_cvt_pk_bf16_f32) {
   DST0;
   SrcF a = srcF(X, W, I, 0), b = srcF(X, W, I, 1);
@@ -262,7 +271,7 @@ void uq::emu::detail::registerConvertOps(OpRegistry &R) {
   VRF(v_cvt_flr_i32_f32);
   VRH(v_cvt_f32_f16);
   V("v_cvt_pkrtz_f16_f32", v_cvt_pkrtz_f16_f32_impl, FT::F32);
-  VRF(v_cvt_pk_bf16_f32);
+  VRF(v_cvt_pk_bf16_f32); VRF(v_cvt_pk_f16_f32);
   VRF(v_cvt_f64_f32);
   V("v_cvt_f64_i32", v_cvt_f64_i32_impl);
   VR(v_cvt_f64_u32);

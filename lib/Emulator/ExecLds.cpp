@@ -145,6 +145,51 @@ H(ds_permute_b32) {
   });
   forLanes(W.exec(), [&](unsigned l) { d[l] = out[l]; });
 }
+/// ds_read_b64_tr_b{16,8,4} vdst[2], vaddr [offset:] (gfx950), aux = element
+/// bits: each lane reads 64 bits at its address; within each group of 16
+/// lanes, with n = 64 / bits elements per lane, lane i's result element e is
+/// element i % n of what lane i / n + (16 / n) * e of the group read. That is
+/// the 16 x n tile transposed: lane j reading n consecutive N of row j/(16/n)
+/// leaves lane i with column i, the rows in order. Source: Triton's AMD
+/// backend (chooseLLDsReadB64TrLayout in LinearLayoutConversions.cpp), see
+/// docs/emulator.md "Transposing LDS reads". CDNA4 ISA 11.4 requires EXEC
+/// all ones and an address aligned to the 8 bytes read; both are checked.
+H(ds_read_tr) {
+  if (W.exec() != ~0ull)
+    return X.fail(I, llvm::formatv("{0} needs EXEC all ones (CDNA4 ISA 11.4; "
+                                   "EXEC {1:x})",
+                                   I.name, W.exec())
+                         .str());
+  Src va = src(X, W, I.ops[1]);
+  const unsigned bits = I.aux, n = 64 / bits;
+  const uint64_t mask = (1ull << bits) - 1;
+  uint64_t in[64];
+  for (unsigned l = 0; l < 64; ++l) {
+    uint64_t a = (uint64_t)va[l] + (uint32_t)I.offset;
+    if (a & 7)
+      return X.fail(I, llvm::formatv("misaligned LDS address {0:x} (lane {1}; "
+                                     "transposing reads need 8-byte "
+                                     "alignment)",
+                                     a, l)
+                           .str());
+    uint8_t *p = ldsPtr(X, I, l, a, 8);
+    if (!p)
+      return;
+    std::memcpy(&in[l], p, 8);
+  }
+  uint32_t *d0 = vdst(X, W, I.ops[0], 0), *d1 = vdst(X, W, I.ops[0], 1);
+  for (unsigned l = 0; l < 64; ++l) {
+    unsigned group = l & ~15u, i = l & 15;
+    uint64_t r = 0;
+    for (unsigned e = 0; e < n; ++e) {
+      unsigned j = group + i / n + (16 / n) * e;
+      r |= ((in[j] >> (bits * (i % n))) & mask) << (bits * e);
+    }
+    d0[l] = (uint32_t)r;
+    d1[l] = (uint32_t)(r >> 32);
+  }
+  X.stats->ldsBytesRead += 64 * 8;
+}
 /// ds_swizzle_b32 (offset:swizzle(...) pattern in the raw offset field).
 H(ds_swizzle_b32) {
   uint32_t *d = vdst(X, W, I.ops[0]);
@@ -212,4 +257,7 @@ void uq::emu::detail::registerLdsOps(OpRegistry &R) {
   add("ds_bpermute_b32", ds_bpermute_b32, Cls::LDS);
   add("ds_permute_b32", ds_permute_b32, Cls::LDS);
   add("ds_swizzle_b32", ds_swizzle_b32, Cls::LDS);
+  add("ds_read_b64_tr_b16", ds_read_tr, Cls::LDS, FT::None, 16, 0, 1);
+  add("ds_read_b64_tr_b8", ds_read_tr, Cls::LDS, FT::None, 8, 0, 1);
+  add("ds_read_b64_tr_b4", ds_read_tr, Cls::LDS, FT::None, 4, 0, 1);
 }

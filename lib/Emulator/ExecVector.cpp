@@ -485,6 +485,62 @@ PKI(v_pk_lshrrev_b16, 2, B >> (A & 15))
 PKI(v_pk_max_u16, 2, std::max(A, B))
 PKI(v_pk_min_u16, 2, std::min(A, B))
 
+/// v_fma_mix_f32 / v_fma_mixlo_f16 / v_fma_mixhi_f16 (aux 0 / 1 / 2)
+/// vdst, s0, s1, s2: source i is the f32 src[31:0] when op_sel_hi[i] is 0,
+/// else the f16 in the half op_sel[i] selects, widened to f32; `-x`
+/// (neg_lo[i]) negates and `|x|` (neg_hi[i], which acts as ABS for the mix
+/// ops) takes the magnitude. Inline float constants are f16 values either
+/// way (LLVM's VOP3P_Mix_Profile). s0 * s1 + s2 is fused with one rounding
+/// to f32; mixlo/mixhi round that f32 to f16 and write the low / high half,
+/// keeping the other (LLVM selects them for fptrunc(fma.f32), so two
+/// roundings: MadFmaMixFP16Pats in VOP3PInstructions.td); clamp applies to
+/// the final value.
+template <int Out> void fmaMix(Exec &X, Wave &W, const Inst &I) {
+  DST0;
+  Src s[3];
+  float cst[3] = {0, 0, 0};
+  bool isCst[3], f16[3], hiHalf[3], neg[3], abs[3];
+  for (unsigned i = 0; i < 3; ++i) {
+    const Operand &op = I.ops[I.src0Idx + i];
+    s[i] = src(X, W, op);
+    isCst[i] = op.kind == OpKind::Imm && op.inlineFloat;
+    if (isCst[i])
+      cst[i] = f16ToF32((uint16_t)op.imm[0]);
+    f16[i] = (I.opSelHi >> i) & 1;
+    hiHalf[i] = (I.opSel >> i) & 1;
+    neg[i] = op.neg || ((I.negLo >> i) & 1);
+    abs[i] = op.abs || ((I.negHi >> i) & 1);
+  }
+  forLanes(W.exec(), [&](unsigned l) {
+    float v[3];
+    for (unsigned i = 0; i < 3; ++i) {
+      float x;
+      if (isCst[i])
+        x = cst[i];
+      else if (f16[i])
+        x = f16ToF32((uint16_t)(s[i][l] >> (hiHalf[i] ? 16 : 0)));
+      else
+        x = X.ftz32 ? ftz(u2f(s[i][l])) : u2f(s[i][l]);
+      if (abs[i])
+        x = std::fabs(x);
+      if (neg[i])
+        x = -x;
+      v[i] = x;
+    }
+    float r = std::fma(v[0], v[1], v[2]);
+    if (Out == 0) {
+      d[l] = f2u(outF32(X, I, r));
+      return;
+    }
+    float h = f16ToF32(f32ToF16(r));
+    if (I.clamp)
+      h = std::isnan(h) ? 0.0f : std::min(1.0f, std::max(0.0f, h));
+    uint32_t bitsH = f32ToF16(h);
+    d[l] = Out == 1 ? (d[l] & 0xffff0000u) | bitsH
+                    : (d[l] & 0xffffu) | (bitsH << 16);
+  });
+}
+
 /// Packed f32 ops (gfx90a+): 64-bit operands, element h of source i is
 /// dword (h ? op_sel_hi : op_sel)[i].
 template <class F>
@@ -741,6 +797,9 @@ void uq::emu::detail::registerVectorOps(OpRegistry &R) {
   V("v_pk_mul_f32", v_pk_mul_f32, FT::PkF32);
   V("v_pk_add_f32", v_pk_add_f32, FT::PkF32);
   V("v_pk_mov_b32", v_pk_mov_b32_impl, FT::None);
+  V("v_fma_mix_f32", fmaMix<0>, FT::F16);
+  V("v_fma_mixlo_f16", fmaMix<1>, FT::F16);
+  V("v_fma_mixhi_f16", fmaMix<2>, FT::F16);
   // Compares.
   {
     static const char *intConds[] = {"f", "lt", "eq", "le",

@@ -51,6 +51,7 @@ struct Operand {
   bool neg = false, abs = false;
   bool literal = false; ///< A 32-bit literal (not an inline constant).
   bool sext = false;    ///< SDWA sext(...) modifier.
+  bool inlineFloat = false; ///< An inline float constant (0.5, 1.0, ...).
   uint16_t reg = 0;
   uint32_t imm[2] = {0, 0};
   int64_t immValue() const {
