@@ -19,6 +19,7 @@
 #include "llvm/MC/MCInstPrinter.h"
 #include "llvm/MC/MCInstrInfo.h"
 #include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/MC/MCSchedule.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/MCTargetOptions.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -348,6 +349,24 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
     return I;
   }
   I.size = (uint8_t)size;
+  // LLVM's scheduling model for gfx950 (SIDPGFX950FullSpeedModel in
+  // SISchedule.td): latency and reciprocal throughput, for the timing model.
+  const MCSchedModel &sm = impl->sti->getSchedModel();
+  if (sm.hasInstrSchedModel()) {
+    unsigned sc = impl->mii->get(mi.getOpcode()).getSchedClass();
+    const MCSchedClassDesc *d = sm.getSchedClassDesc(sc);
+    for (unsigned guard = 0; d && d->isVariant() && guard < 8; ++guard) {
+      sc = impl->sti->resolveVariantSchedClass(sc, &mi, impl->mii.get(),
+                                               sm.getProcessorID());
+      d = sc ? sm.getSchedClassDesc(sc) : nullptr;
+    }
+    if (d && d->isValid() && !d->isVariant()) {
+      int lat = MCSchedModel::computeInstrLatency(*impl->sti, *d);
+      double thr = MCSchedModel::getReciprocalThroughput(*impl->sti, *d);
+      I.schedLatency = (uint16_t)std::clamp(lat, 0, 4096);
+      I.schedThroughput = (uint16_t)std::clamp(thr, 0.0, 4096.0);
+    }
+  }
   std::string text;
   raw_string_ostream os(text);
   impl->printer->printInst(&mi, pc, "", *impl->sti, os);

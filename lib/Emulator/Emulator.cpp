@@ -61,6 +61,8 @@ std::string Stats::str() const {
   return s;
 }
 
+TraceSink::~TraceSink() = default;
+
 unsigned Emulator::numImplementedOpcodes() { return opTable().size(); }
 std::vector<std::string> Emulator::implementedOpcodes() {
   std::vector<std::string> v;
@@ -397,9 +399,28 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
   uint64_t laneOps = 0, total = 0;
   const uint64_t limit = cfg.maxWaveInstructions;
 
+  TraceSink *sink = cfg.trace;
+  X.tracing = sink != nullptr;
+  const uint64_t totalWgs =
+      (uint64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
+  std::vector<uint64_t> only;
+  if (cfg.workgroupIndices) {
+    only = *cfg.workgroupIndices;
+    llvm::sort(only);
+    for (uint64_t i : only)
+      if (i >= totalWgs)
+        return usage(formatv("workgroup index {0} is outside the grid of {1} "
+                             "workgroups",
+                             i, totalWgs));
+  }
   for (uint32_t gz = 0; gz < cfg.grid[2]; ++gz)
     for (uint32_t gy = 0; gy < cfg.grid[1]; ++gy)
       for (uint32_t gx = 0; gx < cfg.grid[0]; ++gx) {
+        const uint64_t wgIndex =
+            gx + (uint64_t)cfg.grid[0] * (gy + (uint64_t)cfg.grid[1] * gz);
+        if (cfg.workgroupIndices &&
+            !std::binary_search(only.begin(), only.end(), wgIndex))
+          continue;
         X.lds.assign(ldsSize, 0);
         for (unsigned w = 0; w < nWaves; ++w) {
           Wave &W = waves[w];
@@ -464,6 +485,8 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
         }
         ++st.workgroups;
         st.waves += nWaves;
+        if (sink)
+          sink->beginWorkgroup(wgIndex, {gx, gy, gz}, nWaves);
         // Round-robin between barriers.
         for (;;) {
           bool anyRunning = false;
@@ -483,7 +506,34 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
               if (cls >= (unsigned)Cls::VALU && cls <= (unsigned)Cls::Scratch)
                 laneOps += __builtin_popcountll(W.exec());
               W.pc += I->size;
-              I->fn(X, W, *I);
+              if (!sink) {
+                I->fn(X, W, *I);
+              } else {
+                X.mem.n = 0;
+                X.mem.space = MemSpace::None;
+                uint64_t execAtIssue = W.exec();
+                I->fn(X, W, *I);
+                TraceEvent ev;
+                ev.mnemonic = I->name;
+                ev.text = I->text;
+                ev.cls = (InstClass)I->cls;
+                ev.pc = I->pc - kCodeBase;
+                ev.size = I->size;
+                ev.exec = execAtIssue;
+                ev.schedLatency = I->schedLatency;
+                ev.schedThroughput = I->schedThroughput;
+                ev.cbsz = I->cbsz;
+                ev.blgp = I->blgp;
+                ev.space = X.mem.space;
+                ev.store = X.mem.store;
+                ev.bytesPerAddress = X.mem.bytes;
+                ev.addresses = ArrayRef<uint64_t>(X.mem.addr, X.mem.n);
+                ev.workgroup = {gx, gy, gz};
+                ev.workgroupIndex = wgIndex;
+                ev.wave = W.id;
+                if (!X.failed)
+                  sink->onInst(ev);
+              }
               if (X.failed)
                 return err(formatv("wave {0} of workgroup ({1},{2},{3}): {4}",
                                    W.id, gx, gy, gz, X.error));
@@ -500,6 +550,8 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
             W.atBarrier = false;
           (void)anyRunning;
         }
+        if (sink)
+          sink->endWorkgroup(wgIndex);
       }
   // Buffers were updated in place (regions point at the args' bytes).
   st.salu = clsCount[(unsigned)Cls::SALU];

@@ -24,6 +24,8 @@
 
 namespace uq::emu::detail {
 
+using ::uq::emu::MemSpace;
+
 const uint32_t kZero[2] = {0, 0};
 
 /// A per-lane view of one dword of a source operand: p[l & m].

@@ -30,6 +30,8 @@ H(ds_read) {
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t a = (uint64_t)va[l] + (uint32_t)I.offset;
+    if (X.tracing)
+      X.noteMem(MemSpace::LDS, false, bytes, a);
     uint8_t *p = ldsPtr(X, I, l, a, bytes);
     if (!p)
       return;
@@ -45,6 +47,8 @@ H(ds_write) {
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t a = (uint64_t)va[l] + (uint32_t)I.offset;
+    if (X.tracing)
+      X.noteMem(MemSpace::LDS, true, bytes, a);
     uint8_t *p = ldsPtr(X, I, l, a, bytes);
     if (!p)
       return;
@@ -62,6 +66,8 @@ H(ds_read2) {
     unsigned l = __builtin_ctzll(e);
     for (unsigned k = 0; k < 2; ++k) {
       uint64_t a = (uint64_t)va[l] + (uint64_t)(k ? I.offset1 : I.offset0) * mul;
+      if (X.tracing)
+        X.noteMem(MemSpace::LDS, false, eb, a);
       uint8_t *p = ldsPtr(X, I, l, a, eb);
       if (!p)
         return;
@@ -82,6 +88,8 @@ H(ds_write2) {
     unsigned l = __builtin_ctzll(e);
     for (unsigned k = 0; k < 2; ++k) {
       uint64_t a = (uint64_t)va[l] + (uint64_t)(k ? I.offset1 : I.offset0) * mul;
+      if (X.tracing)
+        X.noteMem(MemSpace::LDS, true, eb, a);
       uint8_t *p = ldsPtr(X, I, l, a, eb);
       if (!p)
         return;
@@ -103,6 +111,8 @@ H(ds_atomic) {
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t a = (uint64_t)va[l] + (uint32_t)I.offset;
+    if (X.tracing)
+      X.noteMem(MemSpace::LDS, true, 4, a);
     uint8_t *p = ldsPtr(X, I, l, a, 4);
     if (!p)
       return;
@@ -172,6 +182,8 @@ H(ds_read_tr) {
                                      "alignment)",
                                      a, l)
                            .str());
+    if (X.tracing)
+      X.noteMem(MemSpace::LDS, false, 8, a);
     uint8_t *p = ldsPtr(X, I, l, a, 8);
     if (!p)
       return;

@@ -55,6 +55,8 @@ H(global_load) {
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t a = ad(l);
+    if (X.tracing)
+      X.noteMem(MemSpace::Global, false, bytes, a);
     const uint8_t *p = X.translate(a, bytes, false);
     if (!p)
       return X.failLane(I, l, a, bytes, "global load");
@@ -89,6 +91,8 @@ H(global_store) {
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t a = ad(l);
+    if (X.tracing)
+      X.noteMem(MemSpace::Global, true, bytes, a);
     uint8_t *p = X.translate(a, bytes, true);
     if (!p)
       return X.failLane(I, l, a, bytes, "global store");
@@ -114,6 +118,8 @@ H(global_atomic) {
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t a = ad(l);
+    if (X.tracing)
+      X.noteMem(MemSpace::Global, true, 4, a);
     uint8_t *p = X.translate(a, 4, true);
     if (!p)
       return X.failLane(I, l, a, 4, "global atomic");
@@ -167,6 +173,8 @@ template <bool Store> void bufferOp(Exec &X, Wave &W, const Inst &I) {
           vdst(X, W, data, i)[l] = 0;
       continue;
     }
+    if (X.tracing)
+      X.noteMem(MemSpace::Global, Store, bytes, a);
     uint8_t *p = X.translate(a, bytes, Store);
     if (!p)
       return X.failLane(I, l, a, bytes, Store ? "buffer store" : "buffer load");
@@ -197,6 +205,11 @@ template <bool Store> void scratchOp(Exec &X, Wave &W, const Inst &I) {
     if (a > X.privateSize || bytes > X.privateSize - a)
       return X.failLane(I, l, a, bytes,
                         Store ? "scratch store" : "scratch load");
+    // Scratch is swizzled per dword across the wave's lanes (AMDGPU
+    // private segment, element size 4): the address the memory system sees.
+    if (X.tracing)
+      X.noteMem(MemSpace::Scratch, Store, bytes,
+                (a / 4) * 256 + (uint64_t)l * 4 + a % 4);
     uint8_t *p = W.scratch.data() + (uint64_t)l * X.privateSize + a;
     if (Store) {
       storeFromLane(X, W, I, data, l, p, bytes);

@@ -305,6 +305,8 @@ H(s_load) {
                                        : sval(X, W, I.ops[2]);
   uint64_t addr = (base + off + I.offset) & ~3ull;
   unsigned n = dst.width;
+  if (X.tracing)
+    X.noteMem(MemSpace::Scalar, false, 4 * n, addr);
   const uint8_t *p = X.translate(addr, 4 * n, false);
   if (!p)
     return X.failLane(I, 0, addr, 4 * n, "scalar load");
@@ -323,6 +325,8 @@ H(s_store) {
        I.offset) &
       ~3ull;
   unsigned n = data.width;
+  if (X.tracing)
+    X.noteMem(MemSpace::Scalar, true, 4 * n, addr);
   uint8_t *p = X.translate(addr, 4 * n, true);
   if (!p)
     return X.failLane(I, 0, addr, 4 * n, "scalar store");

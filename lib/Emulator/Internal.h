@@ -8,6 +8,7 @@
 #define UQ_LIB_EMULATOR_INTERNAL_H
 
 #include "uq/Emulator/Emulator.h"
+#include "uq/Emulator/Trace.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -108,6 +109,9 @@ struct Inst {
   uint8_t src0Idx = 1;    ///< Index of src0 in ops (after the destinations).
   ExecFn inner = nullptr; ///< The real handler when fn is a DPP/SDWA wrapper.
   Operand orig[3];        ///< Original src0, src1, dst of DPP/SDWA forms.
+  /// LLVM's gfx950 scheduling model for this instruction (units of one
+  /// wave64 pass; see Trace.h).
+  uint16_t schedLatency = 1, schedThroughput = 1;
   // Dynamic counters.
   mutable uint64_t count = 0, lanes = 0;
 };
@@ -153,6 +157,22 @@ struct Exec {
   std::string error;
   // Geometry of the current dispatch (for s_getreg etc).
   uint64_t codeBase = 0;
+  /// Memory accesses of the current instruction, recorded only while a
+  /// trace is being taken (Emulator.cpp hands them to the TraceSink).
+  bool tracing = false;
+  struct MemRecord {
+    MemSpace space = MemSpace::None;
+    bool store = false;
+    unsigned bytes = 0, n = 0;
+    uint64_t addr[128];
+  } mem;
+  void noteMem(MemSpace space, bool store, unsigned bytes, uint64_t a) {
+    mem.space = space;
+    mem.store = store;
+    mem.bytes = bytes;
+    if (mem.n < 128)
+      mem.addr[mem.n++] = a;
+  }
   /// Per-lane temporaries for DPP/SDWA operands (slot 0/1 sources, 2 dst).
   alignas(64) uint32_t tmp[4][128];
 

@@ -7,6 +7,7 @@
 
 #include "uq/Emulator/Emulator.h"
 #include "uq/Emulator/KernelsJson.h"
+#include "uq/Emulator/TimingModel.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -92,6 +93,23 @@ static cl::opt<bool> partialWaves(
     cl::desc("Allow a block that is not a whole number of 64-lane waves "
              "(for kernels written for partial waves)"),
     cl::cat(cat));
+
+static cl::opt<bool> timingOpt(
+    "timing",
+    cl::desc("Predict the launch's time on MI355X with the timing model "
+             "(docs/timing-model.md): per-resource cycles, lower bound, "
+             "estimate, occupancy"),
+    cl::cat(cat));
+static cl::opt<std::string>
+    timingJson("timing-json",
+               cl::desc("Write the timing prediction as JSON to FILE "
+                        "(implies --timing)"),
+               cl::cat(cat));
+static cl::opt<uint64_t> timingSample(
+    "timing-sample",
+    cl::desc("With --timing: emulate only N evenly spaced workgroups and "
+             "scale to the grid (the outputs then hold only theirs)"),
+    cl::init(0), cl::cat(cat));
 
 /// Largest --bench repeat count.
 constexpr unsigned kMaxBench = 1000;
@@ -419,11 +437,47 @@ int main(int argc, char **argv) {
   std::vector<KernelArg> pristine;
   if (benchOpt)
     pristine = args;
+  bool timing = timingOpt || !timingJson.empty();
+  if (timingSample && !timing)
+    return usage("--timing-sample needs --timing or --timing-json");
+  TimingRecorder recorder;
+  uint64_t totalWgs = (uint64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
+  if (timing) {
+    cfg.trace = &recorder;
+    if (timingSample && timingSample < totalWgs) {
+      std::vector<uint64_t> idx;
+      for (uint64_t i = 0; i < timingSample; ++i)
+        idx.push_back(i * totalWgs / timingSample);
+      cfg.workgroupIndices = std::move(idx);
+    }
+  }
   if (Error e = emu.launch(kernelName, cfg, args)) {
     bool isUsage;
     std::string msg = errorMessage(std::move(e), isUsage);
     errs() << "uq-emu: error: " << msg << "\n";
     return isUsage ? 2 : 1;
+  }
+  if (timing) {
+    auto est = predictLaunch(**kOr, recorder.profiles(), totalWgs, {},
+                             cfg.dynamicLds);
+    if (!est) {
+      errs() << "uq-emu: error: " << toString(est.takeError()) << "\n";
+      return 1;
+    }
+    if (timingOpt)
+      outs() << est->str();
+    if (!timingJson.empty()) {
+      std::error_code ec;
+      raw_fd_ostream os(timingJson, ec, sys::fs::OF_Text);
+      if (ec) {
+        errs() << "uq-emu: error: cannot write '" << timingJson
+               << "': " << ec.message() << "\n";
+        return 1;
+      }
+      os << formatv("{0:2}", est->toJSON()) << "\n";
+    }
+    cfg.trace = nullptr;
+    cfg.workgroupIndices.reset();
   }
   for (const Output &o : outputs)
     if (!writeData(o.path, args[o.arg].bytes))

@@ -23,6 +23,8 @@
 
 namespace uq::emu {
 
+class TraceSink;
+
 /// Input limits. Inputs beyond them are errors (docs/emulator.md, "Limits"),
 /// so that no malformed or hostile input can exhaust memory or time.
 /// Largest code object file or byte string CodeObject::load accepts.
@@ -175,6 +177,12 @@ struct LaunchConfig {
   /// this is set or the kernel's max_flat_workgroup_size is below 64:
   /// code written for full waves silently skips the missing lanes.
   bool allowPartialWaves = false;
+  /// When set, every executed wave-instruction is reported to it (Trace.h).
+  TraceSink *trace = nullptr;
+  /// When set, only these workgroups (linear index x + y*gx + z*gx*gy) run;
+  /// the kernel still sees the whole grid. For sampling representative
+  /// workgroups of a large launch (TimingModel.h).
+  std::optional<std::vector<uint64_t>> workgroupIndices;
 };
 
 /// Errors caused by the caller (arguments, geometry, limits) carry

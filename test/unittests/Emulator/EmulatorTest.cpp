@@ -17,35 +17,9 @@
 
 using namespace uq::emu;
 
-namespace {
-/// Assembles `body` between the shared test prologue/epilogue.
-std::vector<uint8_t> assemble(const std::string &body) {
-  llvm::SmallString<128> dir;
-  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("uq-emu-test", dir));
-  std::string inc = std::string(UQ_SOURCE_DIR) + "/test/Emulator/Inputs";
-  std::string s = dir.str().str() + "/k.s", o = dir.str().str() + "/k.o",
-              h = dir.str().str() + "/k.hsaco";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(s, ec);
-    os << ".include \"kernel-prologue.inc\"\n"
-       << body << "\n.include \"kernel-epilogue.inc\"\n";
-  }
-  auto mc = llvm::sys::findProgramByName("llvm-mc", {"/usr/lib/llvm-22/bin"});
-  auto ld = llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
-  EXPECT_TRUE(mc && ld);
-  EXPECT_EQ(0, llvm::sys::ExecuteAndWait(
-                   *mc, {*mc, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx950",
-                         "-filetype=obj", "-I", inc, s, "-o", o}));
-  EXPECT_EQ(0, llvm::sys::ExecuteAndWait(*ld, {*ld, "-shared", o, "-o", h}));
-  auto buf = llvm::MemoryBuffer::getFile(h);
-  EXPECT_TRUE(bool(buf));
-  if (!buf)
-    return {};
-  return std::vector<uint8_t>((*buf)->getBufferStart(),
-                              (*buf)->getBufferEnd());
-}
-} // namespace
+#include "Assemble.h"
+
+using uq::emu::test::assemble;
 
 TEST(Emulator, LoadLaunchAndStats) {
   // out[x] = cvt_scalef32_pk_f32_fp4(in0[x], scale = in1 byte) low half.
