@@ -52,7 +52,11 @@ def main():
             for arg in later["args"]:
                 if arg["access"] != "write":
                     consumed.add((i, arg["name"]))
-    tmp = tempfile.mkdtemp(prefix="uq-timing-")
+    with tempfile.TemporaryDirectory(prefix="uq-timing-") as tmp:
+        return run(ap, a, desc, consumed, tmp)
+
+
+def run(ap, a, desc, consumed, tmp):
     produced = {}
     total_bound = total_est = 0.0
     for i, k in enumerate(desc["kernels"]):

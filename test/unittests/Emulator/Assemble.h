@@ -42,10 +42,11 @@ inline std::vector<uint8_t> assemble(const std::string &body) {
   EXPECT_EQ(0, llvm::sys::ExecuteAndWait(*ld, {*ld, "-shared", o, "-o", h}));
   auto buf = llvm::MemoryBuffer::getFile(h);
   EXPECT_TRUE(bool(buf));
-  if (!buf)
-    return {};
-  return std::vector<uint8_t>((*buf)->getBufferStart(),
-                              (*buf)->getBufferEnd());
+  std::vector<uint8_t> bytes;
+  if (buf)
+    bytes.assign((*buf)->getBufferStart(), (*buf)->getBufferEnd());
+  llvm::sys::fs::remove_directories(dir);
+  return bytes;
 }
 } // namespace uq::emu::test
 
