@@ -8,6 +8,8 @@
 
 #include "uq/Emulator/KernelsJson.h"
 
+#include <cstring>
+
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -67,6 +69,7 @@ uq::emu::parseKernelsJson(StringRef text) {
     const json::Array *args = k->getArray("args");
     if (!args)
       return err(where + ": no \"args\" array");
+    const json::Array *grid = k->getArray("grid");
     // Names first, so shapes can refer to any by_value argument.
     std::vector<std::string> names;
     for (const json::Value &av : *args) {
@@ -118,6 +121,30 @@ uq::emu::parseKernelsJson(StringRef text) {
       }
       D.args.push_back(std::move(S));
     }
+    if (grid) {
+      if (grid->empty() || grid->size() > 3)
+        return err(where + ": \"grid\" is not an array of 1 to 3 entries");
+      std::array<DimSpec, 3> g = {DimSpec::fixed(1), DimSpec::fixed(1),
+                                  DimSpec::fixed(1)};
+      for (size_t i = 0; i < grid->size(); ++i) {
+        const json::Value &d = (*grid)[i];
+        if (std::optional<int64_t> x = d.getAsInteger()) {
+          if (*x < 0)
+            return err(where + ": negative \"grid\" entry");
+          g[i] = DimSpec::fixed(*x);
+        } else if (std::optional<StringRef> ref = d.getAsString()) {
+          auto it = std::find(names.begin(), names.end(), ref->str());
+          if (it == names.end() || D.args[it - names.begin()].isBuffer)
+            return err(where + ": \"grid\" names '" + *ref +
+                       "', which is no by_value argument of the kernel");
+          g[i] = DimSpec::arg(int(it - names.begin()));
+        } else {
+          return err(where + ": \"grid\" entries must be integers or "
+                             "argument names");
+        }
+      }
+      D.grid = g;
+    }
     // Symbolic dimensions must name by_value integers.
     for (size_t i = 0; i < D.args.size(); ++i)
       for (const DimSpec &d : D.args[i].shape)
@@ -148,4 +175,40 @@ uq::emu::loadKernelsJson(StringRef path) {
   if (!r)
     return err(path + ": " + toString(r.takeError()));
   return r;
+}
+
+Expected<std::array<uint32_t, 3>>
+uq::emu::resolveGrid(const KernelDescription &kernel,
+                     const std::vector<KernelArg> &args) {
+  if (!kernel.grid)
+    return err("kernel '" + kernel.name + "': the JSON gives no grid");
+  std::array<uint32_t, 3> out = {1, 1, 1};
+  for (int i = 0; i < 3; ++i) {
+    const DimSpec &d = (*kernel.grid)[i];
+    int64_t v = d.extent;
+    if (d.argIndex >= 0) {
+      if (size_t(d.argIndex) >= args.size() ||
+          args[d.argIndex].kind != KernelArg::Kind::Scalar)
+        return err("kernel '" + kernel.name + "': grid argument #" +
+                   std::to_string(d.argIndex) + " is not a scalar");
+      const std::vector<uint8_t> &b = args[d.argIndex].bytes;
+      v = 0;
+      if (b.size() == 4) {
+        int32_t x;
+        std::memcpy(&x, b.data(), 4);
+        v = x;
+      } else if (b.size() == 8) {
+        std::memcpy(&v, b.data(), 8);
+      } else {
+        return err("kernel '" + kernel.name + "': grid argument '" +
+                   kernel.args[d.argIndex].name + "' is not an integer");
+      }
+    }
+    if (v < 0 || v > int64_t(UINT32_MAX))
+      return err("kernel '" + kernel.name + "': grid dimension " +
+                 std::to_string(i) + " = " + std::to_string(v) +
+                 " is out of range");
+    out[i] = uint32_t(v);
+  }
+  return out;
 }

@@ -19,10 +19,10 @@ void uq::buildWavePipeline(OpPassManager &pm,
   opts.partitionSize = options.partitionSize;
   // Tile every uq op into wave-level kernels and host launches.
   pm.addPass(createConvertUQToWavePass(opts));
-  // Fold the kernels' constant index arithmetic before layouts are chosen.
-  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createCanonicalizerPass());
-  kernels.addPass(createCSEPass());
+  // Fold constant index arithmetic (kernels) and static sizes (host
+  // launches) before layouts are chosen.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 void uq::buildLanePipeline(OpPassManager &pm,

@@ -286,3 +286,86 @@ Status uq::ref::pagedAttention(const Format &kf, const Format &vf,
   }
   return Status::success();
 }
+
+Status uq::ref::attentionErrorBounds(
+    const Format &kf, const Format &vf, const CacheGeometry &g,
+    const uint8_t *cache, const AttentionParams &p, int64_t window,
+    const float *q, int64_t numTokens, int64_t numQHeads,
+    const int32_t *queryStartLoc, int64_t numSeqs, const int32_t *blockTables,
+    int64_t maxBlocks, const int32_t *seqLens, const float *sinks,
+    double pError, double *bounds) {
+  if (g.numBlocks < 0 || numTokens < 0 || numSeqs < 0 || maxBlocks < 0 ||
+      window < 0 || !(pError >= 0))
+    return Status::error("attentionErrorBounds: negative size or error");
+  CacheGeometry checked = g;
+  checked.numBlocks = std::max<int64_t>(g.numBlocks, 1);
+  Status st = validateGeometry(kf, vf, checked);
+  if (!st.ok())
+    return st;
+  st = validateHeads(g, numQHeads);
+  if (!st.ok())
+    return st;
+  const int64_t d = g.headDim;
+  std::fill(bounds, bounds + numTokens * numQHeads * d, 1e-6);
+  if (numTokens == 0 || numSeqs == 0)
+    return Status::success();
+  int64_t capacity = checkedMul(maxBlocks, g.blockSize);
+  if (capacity < 0)
+    return Status::error("block table capacity overflows int64");
+  if (g.numBlocks == 0)
+    capacity = 0;
+  const int64_t groupSize = numQHeads / g.numKvHeads;
+  const PagedBatch batch(queryStartLoc, seqLens, numSeqs, numTokens, capacity,
+                         window);
+  const SlotParts parts = slotParts(kf, vf, d);
+  std::vector<float> qr, k, v;
+  std::vector<double> logits, weighted(d);
+  for (int64_t s = 0; s < numSeqs; ++s) {
+    int64_t begin = batch.tokenBegin(s), end = batch.tokenEnd(s);
+    if (begin == end)
+      continue;
+    const int32_t *table = blockTables ? blockTables + s * maxBlocks : nullptr;
+    for (int64_t kvHead = 0; kvHead < g.numKvHeads; ++kvHead) {
+      decodeRows(kf, vf, g, parts, cache, table, batch.seqLen(s), kvHead, k, v);
+      for (int64_t t = begin; t < end; ++t) {
+        KeyRange keys = batch.keys(s, t - begin);
+        if (keys.count == 0)
+          continue;
+        for (int64_t h = kvHead * groupSize; h < (kvHead + 1) * groupSize;
+             ++h) {
+          prepareQuery(kf, p, q + (t * numQHeads + h) * d, d, qr);
+          double m = sinks ? double(sinks[h]) : -INFINITY;
+          logits.assign(keys.count, 0.0);
+          for (int64_t j = 0; j < keys.count; ++j) {
+            const float *row = k.data() + (keys.first + j) * d;
+            double dot = 0;
+            for (int64_t i = 0; i < d; ++i)
+              dot += double(qr[i]) * row[i];
+            logits[j] = dot * p.softmaxScale;
+            m = std::max(m, logits[j]);
+          }
+          double denom = sinks ? std::exp(double(sinks[h]) - m) : 0.0;
+          std::fill(weighted.begin(), weighted.end(), 0.0);
+          for (int64_t j = 0; j < keys.count; ++j) {
+            const float *row = v.data() + (keys.first + j) * d;
+            double w = std::exp(logits[j] - m);
+            denom += w;
+            for (int64_t i = 0; i < d; ++i)
+              weighted[i] += w * std::fabs(row[i]);
+          }
+          double *b = bounds + (t * numQHeads + h) * d;
+          double sum = 0;
+          for (int64_t i = 0; i < d; ++i) {
+            b[i] = denom > 0 ? (pError + 1e-5) * weighted[i] / denom : 0.0;
+            sum += b[i];
+          }
+          if (vf.rotate)
+            std::fill(b, b + d, sum / std::sqrt(double(d)));
+          for (int64_t i = 0; i < d; ++i)
+            b[i] += 1e-6;
+        }
+      }
+    }
+  }
+  return Status::success();
+}

@@ -384,6 +384,12 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
       return arr;
     };
     k["grid"] = vec(desc.get("grid"));
+    if (auto params = desc.getAs<DictionaryAttr>("params")) {
+      llvm::json::Object ps;
+      for (NamedAttribute p : params)
+        ps[p.getName().strref()] = cast<IntegerAttr>(p.getValue()).getInt();
+      k["params"] = std::move(ps);
+    }
     k["grid_rule"] = cast<StringAttr>(desc.get("grid_rule")).str();
     k["block"] = vec(desc.get("block"));
     llvm::json::Array args;

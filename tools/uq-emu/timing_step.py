@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Predicts a decode step of a uq-compiled code object with the timing model.
 
-    timing_step.py CODE.hsaco [--seq-len N] [--sample N] [--uq-emu PATH]
+    timing_step.py CODE.hsaco [--num-seqs S] [--seq-len N] [--max-blocks B]
+                              [--sample N] [--uq-emu PATH]
 
 Reads CODE.hsaco.json (uq-compile's kernel description), runs every kernel
 in order in uq-emu with --timing-json (the outputs of one kernel feed the
 inputs of the next by argument name, e.g. partial_out), and prints each
-launch's lower bound and estimate and their sum for the step. Inputs are
-zeros except `seq_lens` (every sequence N tokens) and `block_tables` (each
-sequence its own blocks), so the kernels do the work of N-token sequences.
+launch's lower bound and estimate and their sum for the step. The run-time
+sizes the JSON names (num_seqs, max_blocks, num_blocks, num_partitions,
+num_tokens) follow from the options; inputs are zeros except `seq_lens`
+(every sequence N tokens) and `block_tables` (each sequence its own
+blocks), so the kernels do the work of N-token sequences.
 A benchmark, not a test: the numbers are the timing model's
 (docs/timing-model.md), labelled "model".
 """
@@ -28,9 +31,14 @@ SIZES = {"u8": 1, "i8": 1, "bf16": 2, "f16": 2, "f32": 4, "i32": 4,
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("hsaco")
+    ap.add_argument("--num-seqs", type=int, default=1,
+                    help="sequences in the batch (default 1)")
     ap.add_argument("--seq-len", type=int, default=None,
                     help="tokens per sequence (default: the block table's "
                          "capacity)")
+    ap.add_argument("--max-blocks", type=int, default=None,
+                    help="block-table width (default: just enough for "
+                         "--seq-len)")
     ap.add_argument("--sample", type=int, default=0,
                     help="emulate only N workgroups of each launch whose "
                          "outputs no later kernel reads, and scale")
@@ -56,17 +64,54 @@ def main():
         return run(ap, a, desc, consumed, tmp)
 
 
+def sizes_of(ap, a, desc):
+    """The value of every size the JSON names."""
+    params = {}
+    for k in desc["kernels"]:
+        params.update(k.get("params", {}))
+    bs = params.get("block_size")
+    if bs is None:
+        bs = desc_block_size(desc)
+    if a.num_seqs < 1:
+        ap.error("--num-seqs must be >= 1")
+    if a.max_blocks is not None:
+        if a.max_blocks < 1:
+            ap.error("--max-blocks must be >= 1")
+        max_blocks = a.max_blocks
+    elif a.seq_len is not None:
+        max_blocks = max(1, -(-a.seq_len // bs))
+    else:
+        ap.error("give --seq-len or --max-blocks")
+    cap = max_blocks * bs
+    n = a.seq_len if a.seq_len is not None else cap
+    if n < 0 or n > cap:
+        ap.error("--seq-len %d exceeds the block table's capacity %d" %
+                 (n, cap))
+    part = params.get("partition_size", cap)
+    return {"num_seqs": a.num_seqs, "max_blocks": max_blocks,
+            "num_blocks": a.num_seqs * max_blocks + 1,
+            "num_partitions": max(1, -(-cap // part)),
+            "num_tokens": a.num_seqs, "seq_len": n}
+
+
 def run(ap, a, desc, consumed, tmp):
+    sizes = sizes_of(ap, a, desc)
+    dim = lambda d: sizes[d] if isinstance(d, str) else d
     produced = {}
     total_bound = total_est = 0.0
     for i, k in enumerate(desc["kernels"]):
         feeds_later = any((i, arg["name"]) in consumed
                           for arg in k["args"] if arg["access"] == "write")
+        grid = [dim(g) for g in k["grid"]]
         cmd = [a.uq_emu, a.hsaco, "--kernel", k["name"],
-               "--grid", ",".join(map(str, k["grid"])),
+               "--grid", ",".join(map(str, grid)),
                "--block", ",".join(map(str, k["block"]))]
         for arg in k["args"]:
-            name, shape = arg["name"], arg["shape"]
+            name = arg["name"]
+            if arg["kind"] == "by_value":
+                cmd += ["--arg", "%s:%d" % (arg["dtype"], sizes[name])]
+                continue
+            shape = [dim(d) for d in arg["shape"]]
             nbytes = int(np.prod(shape)) * SIZES[arg["dtype"]]
             path = os.path.join(tmp, name + ".bin")
             if arg["access"] == "write":
@@ -79,14 +124,7 @@ def run(ap, a, desc, consumed, tmp):
                     s, b = shape
                     data = np.arange(s * b, dtype=np.int32).reshape(s, b)
                 elif name == "seq_lens":
-                    bt = next(x for x in k["args"]
-                              if x["name"] == "block_tables")["shape"]
-                    cap = bt[1] * desc_block_size(desc)
-                    n = a.seq_len if a.seq_len is not None else cap
-                    if n > cap:
-                        ap.error("--seq-len %d exceeds the block table's "
-                                 "capacity %d" % (n, cap))
-                    data = np.full(shape, n, np.int32)
+                    data = np.full(shape, sizes["seq_len"], np.int32)
                 else:
                     data = np.zeros(nbytes, np.uint8)
                 data.tofile(path)
@@ -107,7 +145,7 @@ def run(ap, a, desc, consumed, tmp):
         total_est += t["estimate_us_model"]
         print("%-24s grid %-14s traced %4d: bound %8.3f us (%s), estimate "
               "%8.3f us (model)" %
-              (k["name"], "x".join(map(str, k["grid"])),
+              (k["name"], "x".join(map(str, grid)),
                t["traced_workgroups"], t["bound_us_model"],
                t["bound_resource"], t["estimate_us_model"]))
     print("step: bound %.3f us, estimate %.3f us (model)" %

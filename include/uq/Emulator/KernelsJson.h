@@ -22,7 +22,17 @@ struct KernelDescription {
   std::optional<std::array<uint32_t, 3>> block;
   /// Explicit arguments in order.
   std::vector<ArgSpec> args;
+  /// Workgroups per grid dimension, when the JSON gives them: integers or
+  /// by-value arguments (`["num_partitions", 1, "num_seqs"]`).
+  std::optional<std::array<DimSpec, 3>> grid;
 };
+
+/// The grid of \p kernel for the by-value arguments in \p args (in the
+/// JSON's order); an error if the JSON has no grid, a named argument is not
+/// a non-negative integer scalar, or a dimension exceeds 2^32 - 1.
+llvm::Expected<std::array<uint32_t, 3>>
+resolveGrid(const KernelDescription &kernel,
+            const std::vector<KernelArg> &args);
 
 /// Bytes of one element of `dtype` ("bf16", "f32", "i64", "u8", ...), or 0
 /// for an unknown name.

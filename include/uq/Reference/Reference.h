@@ -387,6 +387,29 @@ Status pagedAttention(const Format &kf, const Format &vf,
                       const int32_t *blockTables, int64_t maxBlocks,
                       const int32_t *seqLens, const float *sinks, float *out);
 
+/// Per-element error bounds of a kernel that computes pagedAttention (same
+/// arguments and index policy; pass queryStartLoc = [0, 1, ..., numSeqs]
+/// for decode) but rounds every softmax probability with a relative error of
+/// at most \p pError before the PV product (bf16 P: 2^-9, FP8 E4M3 P: 2^-4;
+/// callers add room for an approximate exp) and accumulates in f32 in
+/// another order: for output element i of a (token, head),
+///   bound_i = (pError + 1e-5) * sum_t w_t |v_t,i| / (sum_t w_t + w_sink)
+///             + 1e-6,
+/// with w the reference's softmax weights (computed in double). With a
+/// rotated value format the output is rotated back by H / sqrt(D), which
+/// mixes the dims: each is bounded by sum_i b_i / sqrt(D) (+ 1e-6). Elements
+/// the reference gives as 0 because nothing is attended get 1e-6. Writes
+/// numTokens * numQHeads * headDim doubles to \p bounds.
+Status attentionErrorBounds(const Format &kf, const Format &vf,
+                            const CacheGeometry &g, const uint8_t *cache,
+                            const AttentionParams &p, int64_t window,
+                            const float *q, int64_t numTokens,
+                            int64_t numQHeads, const int32_t *queryStartLoc,
+                            int64_t numSeqs, const int32_t *blockTables,
+                            int64_t maxBlocks, const int32_t *seqLens,
+                            const float *sinks, double pError,
+                            double *bounds);
+
 } // namespace ref
 } // namespace uq
 

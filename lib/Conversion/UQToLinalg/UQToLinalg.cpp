@@ -1500,9 +1500,9 @@ struct ConvertUQToLinalgPass
     ConversionTarget target(getContext());
     // The tensor-level ops; the wave-level tile ops (and uq.rotate on
     // vectors) belong to the GPU path's stages.
-    target.addIllegalOp<QuantizeOp, DequantizeOp, CacheWriteOp,
-                        DecodeAttentionOp, DecodeAttentionPartialOp,
-                        MergePartitionsOp>();
+    target.addIllegalDialect<UQDialect>();
+    target.addLegalOp<LoadRowsOp, StoreRowsOp, ScaledMmaOp, ScaledExtOp,
+                      ToLayoutOp>();
     target.addDynamicallyLegalOp<RotateOp>(
         [](RotateOp op) { return !isa<RankedTensorType>(op.getType()); });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });

@@ -251,6 +251,48 @@ struct FormatOps {
   }
 };
 
+/// The block-table entry of each of the \p t tokens of the tile starting at
+/// \p t0 (token i at position t0 + i). The table is read once per block of
+/// the tile, not once per token: a tile spans t / bs blocks when bs divides
+/// the tile (an entry per block, expanded to its tokens) and one block when
+/// the tile divides bs (one uniform entry); other block sizes read an entry
+/// per token. Entries of tokens past \p end are 0.
+Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value t0,
+                     Value end, int64_t bs, int64_t t, Value tok,
+                     Value valid) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  Type i32 = b.getI32Type();
+  Value c0 = w.idx(0);
+  Value first = w.add(tableRow, w.divu(t0, w.idx(bs)));
+  Value ids;
+  if (bs % t == 0) {
+    // One block for the whole tile (tiles are aligned to t).
+    Value id = memref::LoadOp::create(b, loc, tables, ValueRange{first});
+    ids = w.splat(id, {t});
+  } else if (t % bs == 0) {
+    int64_t nb = t / bs;
+    Value entries = w.add(w.splat(first, {nb}), w.step(nb));
+    Value starts = w.add(w.splat(t0, {nb}),
+                         w.mul(w.step(nb), w.splat(w.idx(bs), {nb})));
+    Value used = w.cmp(CmpIPredicate::ult, starts, w.splat(end, {nb}));
+    Value perBlock = vector::GatherOp::create(
+        b, loc, w.vec({nb}, i32), tables, ValueRange{c0}, entries, used,
+        w.constSplat(b.getI32IntegerAttr(0), {nb}));
+    Value col = vector::ShapeCastOp::create(b, loc, w.vec({nb, 1}, i32),
+                                            perBlock);
+    Value wide = vector::BroadcastOp::create(b, loc, w.vec({nb, bs}, i32), col);
+    ids = vector::ShapeCastOp::create(b, loc, w.vec({t}, i32), wide);
+  } else {
+    Value entry = w.add(w.splat(tableRow, {t}),
+                        w.divu(tok, w.splat(w.idx(bs), {t})));
+    ids = vector::GatherOp::create(b, loc, w.vec({t}, i32), tables,
+                                   ValueRange{c0}, entry, valid,
+                                   w.constSplat(b.getI32IntegerAttr(0), {t}));
+  }
+  return arith::IndexCastOp::create(b, loc, w.vec({t}, b.getIndexType()), ids);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -274,6 +316,7 @@ gpu::GPUFuncOp uq::wave::buildQueryKernel(OpBuilder &b, Location loc,
       {"num_seqs", "by_value", "i32", {}, "value", "number of sequences"}};
   spec.grid = {Dim("num_seqs"), Dim(hq), Dim(1)};
   spec.gridRule = "(num_seqs, num_q_heads, 1)";
+  spec.params = {{"head_dim", d}, {"num_q_heads", hq}};
 
   gpu::GPUFuncOp f = createKernel(b, loc, spec);
   WaveBuilder w(b, loc);
@@ -345,6 +388,13 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
        "split-K partitions: partition p covers tokens [p * partition_size, "
        "(p + 1) * partition_size); the last one also covers the rest"}};
   spec.grid = {Dim("num_partitions"), Dim(hkv), Dim("num_seqs")};
+  spec.params = {{"head_dim", d},
+                 {"num_q_heads", hq},
+                 {"num_kv_heads", hkv},
+                 {"block_size", bs},
+                 {"slot_bytes", sb},
+                 {"partition_size", cfg.partitionSize},
+                 {"tile_tokens", t}};
   spec.gridRule = "(num_partitions, num_kv_heads, num_seqs); any "
                   "num_partitions >= 1 is correct, ceil(max_blocks * "
                   "block_size / partition_size) spreads the work evenly";
@@ -399,12 +449,8 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
         Value tok = lw.stepFrom(t0, t);
         Value valid = lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t}));
         Value bsv = lw.splat(lw.idx(bs), {t});
-        Value entry = lw.add(lw.splat(tableRow, {t}), lw.divu(tok, bsv));
-        Value blk32 = vector::GatherOp::create(
-            lb, loc, lw.vec({t}, lb.getI32Type()), tables, ValueRange{c0},
-            entry, valid, lw.constSplat(lb.getI32IntegerAttr(0), {t}));
-        Value blk = arith::IndexCastOp::create(
-            lb, loc, lw.vec({t}, lb.getIndexType()), blk32);
+        Value blk = blockIdsOfTile(lw, tables, tableRow, t0, end, bs, t, tok,
+                                   valid);
         // Out-of-range block ids are clamped into the cache, as on the CPU
         // path: the kernel never reads outside its buffers.
         blk = lw.max(lw.min(blk, lw.splat(maxBlock, {t})),
@@ -506,6 +552,7 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
                        "split-K partitions of the partial results"});
   spec.grid = {Dim(hq), Dim("num_seqs"), Dim(1)};
   spec.gridRule = "(num_q_heads, num_seqs, 1)";
+  spec.params = {{"head_dim", d}, {"num_q_heads", hq}};
 
   gpu::GPUFuncOp f = createKernel(b, loc, spec);
   WaveBuilder w(b, loc);

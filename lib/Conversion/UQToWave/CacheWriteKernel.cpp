@@ -160,6 +160,10 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
       {"num_tokens", "by_value", "i32", {}, "value", "number of new tokens"},
       {"num_blocks", "by_value", "i32", {}, "value", "blocks in the cache"}};
   spec.grid = {Dim("num_tokens"), Dim(hkv), Dim(2)};
+  spec.params = {{"head_dim", d},
+                 {"num_kv_heads", hkv},
+                 {"block_size", bs},
+                 {"slot_bytes", sb}};
   spec.gridRule = "(num_tokens, num_kv_heads, 2): z = 0 writes K, z = 1 V; "
                   "no launch when num_tokens is 0";
 

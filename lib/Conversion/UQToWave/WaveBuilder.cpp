@@ -79,6 +79,12 @@ DictionaryAttr KernelSpec::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("grid", dims(grid)),
       b.getNamedAttr("grid_rule", b.getStringAttr(gridRule)),
       b.getNamedAttr("block", b.getDenseI64ArrayAttr(block)),
+      b.getNamedAttr("params", [&] {
+        SmallVector<NamedAttribute> ps;
+        for (auto &[k, v] : params)
+          ps.push_back(b.getNamedAttr(k, b.getI64IntegerAttr(v)));
+        return b.getDictionaryAttr(ps);
+      }()),
       b.getNamedAttr("args", b.getArrayAttr(argAttrs))};
   return b.getDictionaryAttr(fields);
 }

@@ -54,6 +54,9 @@ struct KernelSpec {
   std::array<Dim, 3> grid = {Dim(1), Dim(1), Dim(1)};
   std::string gridRule;
   std::array<int64_t, 3> block = {64, 1, 1};
+  /// Sizes compiled into the kernel that a caller needs to size its
+  /// buffers and grid (head_dim, block_size, partition_size, ...).
+  std::vector<std::pair<std::string, int64_t>> params;
 
   /// The kernel's MLIR type of each argument, in order.
   llvm::SmallVector<mlir::Type> argTypes(mlir::MLIRContext *ctx) const;

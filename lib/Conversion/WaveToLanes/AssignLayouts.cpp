@@ -37,6 +37,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <functional>
+
 namespace uq {
 #define GEN_PASS_DEF_ASSIGNLANELAYOUTSPASS
 #include "uq/Conversion/Passes.h.inc"
@@ -135,6 +137,13 @@ Assignment::forwardLayout(Operation *op, ArrayRef<std::optional<Layout>> ins) {
     return ins[0]->project(keep);
   }
   if (isElementwise(op) || isa<uq::RotateOp>(op)) {
+    // Prefer an operand computed by the kernel over a constant, step or
+    // load (those can take any layout).
+    for (auto [i, l] : llvm::enumerate(ins)) {
+      Operation *def = op->getOperand(i).getDefiningOp();
+      if (l && !(def && isSource(def)))
+        return l;
+    }
     for (const std::optional<Layout> &l : ins)
       if (l)
         return l;
@@ -312,8 +321,12 @@ Assignment::operandLayouts(Operation *op, const Layout &r,
                    "supported");
     // A source that has its layout keeps it; else the reduced dimension
     // goes over the lanes the result leaves free.
+    SmallVector<int64_t> keep;
+    for (int64_t d = 0; d < red.getSourceVectorType().getRank(); ++d)
+      if (d != dims[0])
+        keep.push_back(d);
     auto have = layout.find(red.getSource());
-    out[0] = have != layout.end()
+    out[0] = have != layout.end() && have->second.project(keep) == r
                  ? have->second
                  : r.extend(dims[0],
                             red.getSourceVectorType().getDimSize(dims[0]));
@@ -591,8 +604,62 @@ void Assignment::write() {
   });
 }
 
+/// The layout of \p op's result that follows from its operands' layouts
+/// \p ins (none when it does not, or the op is a source).
+static std::optional<Layout>
+forwardFromOperands(Operation *op, ArrayRef<std::optional<Layout>> ins,
+                    const std::function<std::optional<Layout>(
+                        Operation *, ArrayRef<std::optional<Layout>>)> &base) {
+  if (auto c = dyn_cast<vector::ShapeCastOp>(op)) {
+    if (!ins[0])
+      return std::nullopt;
+    VectorType rt = c.getResultVectorType();
+    ArrayRef<int64_t> ss = c.getSourceVectorType().getShape();
+    ArrayRef<int64_t> rs = rt.getShape();
+    // Unit dimensions added or dropped.
+    if (rs.size() == ss.size() + 1 && rs.back() == 1 && rs.drop_back() == ss) {
+      SmallVector<DimLayout> dims;
+      for (int64_t i = 0; i < ins[0]->rank(); ++i)
+        dims.push_back(ins[0]->dim(i));
+      dims.push_back({1, 1, 1, 1});
+      return Layout(dims);
+    }
+    if (ss.size() == rs.size() + 1 && ss.back() == 1 && ss.drop_back() == rs)
+      return ins[0]->project(
+          llvm::to_vector(llvm::seq<int64_t>(0, rs.size())));
+    if (rt.getRank() == 2 && ss.size() == 1) {
+      const DimLayout &s = ins[0]->dim(0);
+      int64_t inner = rt.getDimSize(1);
+      if (inner % s.elems == 0 && s.threads % (inner / s.elems) == 0) {
+        int64_t it = inner / s.elems;
+        return Layout({{s.batch, s.threads / it, 1, s.laneStride * it},
+                       {1, it, s.elems, s.laneStride}});
+      }
+      return std::nullopt;
+    }
+    if (rt.getRank() == 1 && ss.size() == 2) {
+      const DimLayout &o = ins[0]->dim(0), &i = ins[0]->dim(1);
+      if (i.batch == 1 && o.elems == 1)
+        return Layout({{o.batch, o.threads * i.threads, i.elems, i.laneStride}});
+    }
+    return std::nullopt;
+  }
+  if (auto c = dyn_cast<vector::BitCastOp>(op)) {
+    if (!ins[0])
+      return std::nullopt;
+    return bitcastLayout(*ins[0],
+                         c.getSourceVectorType().getElementTypeBitWidth(),
+                         c.getResultVectorType().getElementTypeBitWidth());
+  }
+  if (isa<uq::ScaledExtOp>(op))
+    return ins[0];
+  if (isElementwise(op) || isa<uq::RotateOp, vector::MultiDimReductionOp>(op))
+    return base(op, ins);
+  return std::nullopt;
+}
+
 LogicalResult Assignment::run() {
-  // Pre-assigned conversions (hand-written IR may carry uq.to_layout).
+  // Step 1: anchors and what follows from them.
   propagateFixed();
   // Steps 2-3: every fixed op (and loop) demands its operands, in reverse
   // program order so that users are settled before their producers.
@@ -605,59 +672,76 @@ LogicalResult Assignment::run() {
     if (settled && ::failed(demandOperands(op)))
       return failure();
   }
-  // Step 4: in program order, ops still without a layout take it from their
-  // operands or, for sources, the default; then their uses are satisfied.
+  // Step 4: the code no anchor reaches (cache write, merge, query prep,
+  // epilogues). Layouts flow forward from computed values; when nothing
+  // flows, the first unplaced load takes the default layout and flow
+  // resumes. Sources (loads, index arithmetic, broadcasts, constants) are
+  // then placed by their users' demands.
+  auto isData = [](Operation *op) {
+    return op->getNumResults() == 1 && isVector(op->getResult(0)) &&
+           !isa<scf::ForOp>(op);
+  };
+  auto forward = [&](Operation *op, ArrayRef<std::optional<Layout>> ins) {
+    return forwardLayout(op, ins);
+  };
   ops.clear();
   func.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
-  for (Operation *op : ops) {
-    if (isa<uq::StoreRowsOp, vector::StoreOp, vector::ScatterOp>(op)) {
-      if (::failed(demandOperands(op)))
-        return failure();
-      continue;
-    }
-    if (op->getNumResults() != 1 || !isVector(op->getResult(0)) ||
-        layout.count(op->getResult(0)))
-      continue;
-    Value res = op->getResult(0);
-    std::optional<Layout> l;
-    if (!isSource(op)) {
-      SmallVector<std::optional<Layout>> ins;
-      for (Value v : op->getOperands())
-        ins.push_back(layout.count(v) ? std::optional<Layout>(layout[v])
-                                      : std::nullopt);
-      if (isElementwise(op) || isa<uq::RotateOp>(op) ||
-          isa<vector::MultiDimReductionOp>(op))
-        l = forwardLayout(op, ins);
-      else if (auto c = dyn_cast<vector::ShapeCastOp>(op); c && ins[0]) {
-        // Forward: the result layout whose source layout is ins[0].
-        VectorType rt = c.getResultVectorType();
-        ArrayRef<int64_t> ss = c.getSourceVectorType().getShape();
-        if (rt.getRank() == 2 && ss.size() == 1 && rt.getDimSize(1) != 1) {
-          const DimLayout &s = ins[0]->dim(0);
-          int64_t inner = rt.getDimSize(1);
-          if (inner % s.elems == 0 && s.threads % (inner / s.elems) == 0) {
-            int64_t it = inner / s.elems;
-            l = Layout({{s.batch, s.threads / it, 1, s.laneStride * it},
-                        {1, it, s.elems, s.laneStride}});
-          }
-        } else if (rt.getRank() == 1 && ss.size() == 2) {
-          const DimLayout &o = ins[0]->dim(0), &i = ins[0]->dim(1);
-          if (i.batch == 1 && o.elems == 1)
-            l = Layout({{o.batch, o.threads * i.threads, i.elems,
-                         i.laneStride}});
+  // Loads placed by default: data flows forward from them.
+  llvm::DenseSet<Value> origins;
+  while (true) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation *op : ops) {
+        if (!isData(op) || isSource(op) || layout.count(op->getResult(0)))
+          continue;
+        SmallVector<std::optional<Layout>> ins;
+        for (Value v : op->getOperands()) {
+          Operation *def = v.getDefiningOp();
+          bool usable = layout.count(v) && (fixed.contains(v) || !def ||
+                                            !isSource(def) ||
+                                            origins.contains(v));
+          ins.push_back(usable ? std::optional<Layout>(layout[v])
+                               : std::nullopt);
         }
-      } else if (auto c = dyn_cast<vector::BitCastOp>(op); c && ins[0]) {
-        l = bitcastLayout(*ins[0], c.getSourceVectorType().getElementTypeBitWidth(),
-                          c.getResultVectorType().getElementTypeBitWidth());
-      } else if (isa<uq::ScaledExtOp>(op) && ins[0]) {
-        l = ins[0];
+        if (std::optional<Layout> l = forwardFromOperands(op, ins, forward)) {
+          layout[op->getResult(0)] = *l;
+          changed = true;
+        }
       }
     }
-    if (!l)
-      l = defaultLayout(vecType(res).getShape());
-    layout[res] = *l;
-    if (::failed(demandOperands(op)))
-      return failure();
+    // A load whose value something still needs, in program order.
+    Operation *next = nullptr;
+    for (Operation *op : ops)
+      if (isData(op) && isa<vector::LoadOp, uq::LoadRowsOp, vector::GatherOp>(op) &&
+          !layout.count(op->getResult(0)) &&
+          llvm::any_of(op->getResult(0).getUsers(), [&](Operation *u) {
+            return !isSource(u) &&
+                   (u->getNumResults() == 0 || !layout.count(u->getResult(0)));
+          })) {
+        next = op;
+        break;
+      }
+    if (!next)
+      break;
+    origins.insert(next->getResult(0));
+    layout[next->getResult(0)] =
+        defaultLayout(cast<VectorType>(next->getResult(0).getType()).getShape());
+  }
+  // Whatever is still unplaced and not a source (dead or index-only code).
+  for (Operation *op : ops)
+    if (isData(op) && !isSource(op) && !layout.count(op->getResult(0)))
+      layout[op->getResult(0)] =
+          defaultLayout(cast<VectorType>(op->getResult(0).getType()).getShape());
+  // Demands of everything placed in step 4 (and of stores), users first.
+  for (Operation *op : llvm::reverse(ops)) {
+    bool placed = isData(op) && layout.count(op->getResult(0)) &&
+                  !fixed.contains(op->getResult(0));
+    if (isa<uq::StoreRowsOp, vector::StoreOp, vector::ScatterOp>(op) ||
+        placed) {
+      if (::failed(demandOperands(op)))
+        return failure();
+    }
   }
   write();
   return success();

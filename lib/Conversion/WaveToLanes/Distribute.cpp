@@ -505,6 +505,35 @@ LogicalResult Distributor::shapeCast(vector::ShapeCastOp op, const Layout &l) {
 }
 
 LogicalResult Distributor::bitcast(vector::BitCastOp op, const Layout &l) {
+  // Packing sub-byte integers (FP4 codes) from a truncation: shifts and ors
+  // on the wider values, so that no vector of i4 reaches the backend (LLVM
+  // legalises those through scratch memory).
+  VectorType st = op.getSourceVectorType(), rt = op.getResultVectorType();
+  unsigned sw = st.getElementTypeBitWidth(), rw = rt.getElementTypeBitWidth();
+  auto trunc = op.getSource().getDefiningOp<arith::TruncIOp>();
+  if (sw < 8 && rw % sw == 0 && trunc && rt.getElementType().isInteger(rw)) {
+    Value wide = mapped(trunc.getIn());
+    Type wt = cast<VectorType>(wide.getType()).getElementType();
+    int64_t ratio = rw / sw;
+    int64_t n = l.elementsPerLane();
+    SmallVector<Value> out;
+    for (int64_t j = 0; j < n; ++j) {
+      Value acc;
+      for (int64_t k = 0; k < ratio; ++k) {
+        Value x = extract(wide, j * ratio + k);
+        x = arith::AndIOp::create(
+            b, loc, x,
+            arith::ConstantIntOp::create(b, loc, wt, (int64_t(1) << sw) - 1));
+        if (k)
+          x = arith::ShLIOp::create(
+              b, loc, x, arith::ConstantIntOp::create(b, loc, wt, k * sw));
+        acc = acc ? arith::OrIOp::create(b, loc, acc, x).getResult() : x;
+      }
+      out.push_back(arith::TruncIOp::create(b, loc, rt.getElementType(), acc));
+    }
+    map.map(op.getResult(), fromElements(rt.getElementType(), out));
+    return success();
+  }
   map.map(op.getResult(), vector::BitCastOp::create(
                   b, loc, laneType(op.getResultVectorType().getElementType(), l),
                   mapped(op.getSource())));

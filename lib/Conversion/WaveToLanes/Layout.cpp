@@ -114,7 +114,11 @@ Layout uq::lanes::defaultLayout(ArrayRef<int64_t> shape, int64_t elemsPerRun) {
   // (a [128] tile: 2 consecutive elements per lane), then dimension 0 over
   // the lanes left.
   int64_t last = shape.back();
-  int64_t run = std::max<int64_t>(elemsPerRun, (last + kWaveSize - 1) / kWaveSize);
+  // Runs of at least two elements when the tile has 64 or more: sub-byte
+  // codes pack in-lane, and a lane loads at least two values at once.
+  int64_t minRun = last >= kWaveSize ? 2 : 1;
+  int64_t run = std::max<int64_t>(
+      std::max(elemsPerRun, minRun), (last + kWaveSize - 1) / kWaveSize);
   run = std::min(run, last);
   while (last % run != 0)
     ++run;
