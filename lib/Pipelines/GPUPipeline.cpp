@@ -30,10 +30,14 @@ void uq::buildLanePipeline(OpPassManager &pm,
                            bool stopAfterLayouts) {
   // A lane layout for every whole-wave vector (MFMA operand layouts of
   // gfx950-notes.md); then per-lane code from them.
-  pm.addPass(createAssignLaneLayoutsPass());
+  AssignLaneLayoutsPassOptions layouts;
+  layouts.chip = options.chip;
+  pm.addPass(createAssignLaneLayoutsPass(layouts));
   if (stopAfterLayouts)
     return;
-  pm.addPass(createDistributeToLanesPass());
+  DistributeToLanesPassOptions lanes;
+  lanes.chip = options.chip;
+  pm.addPass(createDistributeToLanesPass(lanes));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

@@ -66,56 +66,6 @@ def ConvertUQToLinalgPass : Pass<"convert-uq-to-linalg"> {
 }
 
 //===----------------------------------------------------------------------===//
-// UQToGPU
-//===----------------------------------------------------------------------===//
-
-def ConvertUQToGPUPass : Pass<"convert-uq-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Turn uq cache-write and decode-attention ops into gfx950 kernels";
-  let description = [{
-    The tiling and lane-distribution stages of the GPU path. For every
-    `uq.cache_write`, `uq.decode_attention` (split into partitions plus a
-    merge), `uq.decode_attention_partial` and `uq.merge_partitions` in a
-    `func.func`, adds a `gpu.func` kernel to the module's
-    `gpu.module @uq_kernels`, written per lane with `amdgpu.scaled_mfma`,
-    `amdgpu.mfma`, `rocdl` conversions, `gpu.shuffle` reductions and LDS.
-    The module gets a `uq.kernels` attribute describing each kernel's
-    arguments, grid and block (uq-compile turns it into the kernel JSON).
-    The host functions are left as they are; they document how the kernels
-    are chained.
-
-    Only the UltraQuant formats are supported on the GPU (FP4 E2M1, UE8M0
-    scales per 32, rotated keys, unrotated values, vLLM slot layout, FP8
-    query); anything else is a located error, as are the ops without a GPU
-    kernel (`uq.quantize`, `uq.dequantize`, `uq.rotate`: use the CPU path).
-
-    ```mlir
-    // uq-opt --convert-uq-to-gpu='partition-size=256'
-    %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.088 {...}
-    // adds gpu.func @decode_0_partial and @decode_0_merge to @uq_kernels
-    ```
-  }];
-  let dependentDialects = [
-    "::mlir::amdgpu::AMDGPUDialect",
-    "::mlir::arith::ArithDialect",
-    "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect",
-    "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::ROCDL::ROCDLDialect",
-    "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect",
-  ];
-  let options = [
-    Option<"partitionSize", "partition-size", "int64_t", /*default=*/"256",
-           "Tokens per split-K partition of decode attention (a positive "
-           "multiple of 32, the kernel's token tile)">,
-    Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
-           "Target chip (only gfx950 has the scaled MFMA the kernels use)">,
-  ];
-}
-
-
-//===----------------------------------------------------------------------===//
 // UQToWave: the tiling stage of the GPU path
 //===----------------------------------------------------------------------===//
 
@@ -241,6 +191,11 @@ def AssignLaneLayoutsPass : Pass<"uq-assign-lane-layouts", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::uq::UQDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
+           "Target chip whose MFMA register layouts are used (only gfx950: "
+           "the 16x16x128 scaled MFMA)">,
+  ];
 }
 
 def DistributeToLanesPass : Pass<"uq-distribute-to-lanes", "::mlir::ModuleOp"> {
@@ -268,6 +223,10 @@ def DistributeToLanesPass : Pass<"uq-distribute-to-lanes", "::mlir::ModuleOp"> {
     "::mlir::ROCDL::ROCDLDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
+           "Target chip (only gfx950)">,
   ];
 }
 

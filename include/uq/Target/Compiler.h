@@ -41,9 +41,21 @@ enum class EmitStage {
 /// "llvmir", "isa" or "hsaco".
 std::optional<EmitStage> parseEmitStage(llvm::StringRef name);
 
+/// The stage the input is at. Auto: uq ops -> Ops; a `gpu.module` of
+/// kernels with the `uq.kernels` launch description and no uq op -> Wave
+/// (whole-wave vectors), Kernel (per-lane code) or ROCDL (llvm.func) by
+/// what the kernels contain.
+enum class InputStage { Auto, Ops, Wave, Kernel, ROCDL };
+
+/// Parses "auto", "uq", "wave", "lanes" (or "kernel"), "rocdl".
+std::optional<InputStage> parseInputStage(llvm::StringRef name);
+
 /// Options of the GPU compilation; every field is a documented option of
 /// uq-compile (see docs/uq-compile.md).
 struct CompileOptions {
+  /// Where the input is in the pipeline (another compiler may hand over
+  /// wave-level or per-lane kernels with their launch description).
+  InputStage from = InputStage::Auto;
   /// Target chip; only gfx950 has the scaled MFMA the kernels need.
   std::string chip = "gfx950";
   EmitStage emit = EmitStage::HSACO;

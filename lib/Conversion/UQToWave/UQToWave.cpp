@@ -329,8 +329,8 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
 
   if (partialOp) {
     // The op's types are static in the partition count (its verifier).
-    for (auto [res, buf] :
-         llvm::zip(partialOp->getResults(), ValueRange{pout, pmax, psum})) {
+    SmallVector<Value> bufs = {pout, pmax, psum};
+    for (auto [res, buf] : llvm::zip(partialOp->getResults(), bufs)) {
       auto resType = cast<RankedTensorType>(res.getType());
       Value fixed = memref::CastOp::create(
           b, h.loc, MemRefType::get(resType.getShape(), f32), buf);
