@@ -634,6 +634,16 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   // Code object v5: what current ROCm runtimes load everywhere.
   llvmModule->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version",
                             500);
+  // IEEE mode off in every kernel: min/max then need no canonicalizing
+  // v_max_f32 x, x of their inputs (the signalling-NaN quieting IEEE mode
+  // asks for), so the softmax's cross-lane maxnum folds with its DPP operand
+  // into one v_max_f32_dpp. uq's kernels never see a signalling NaN that
+  // matters: every NaN policy (docs/gpu-compiler.md) is about quiet results.
+  // Source: "amdgpu-ieee" in LLVM's AMDGPUUsage.rst (function attributes)
+  // and the IEEE_MODE bit of COMPUTE_PGM_RSRC1 in the CDNA4 ISA guide.
+  for (llvm::Function &fn : *llvmModule)
+    if (fn.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
+      fn.addFnAttr("amdgpu-ieee", "false");
   optimize(*llvmModule, **tm);
   if (options.emit == EmitStage::LLVMIR) {
     llvm::raw_string_ostream os(result.output);

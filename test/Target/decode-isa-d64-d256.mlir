@@ -4,8 +4,8 @@
 
 // Head dims 64 (one K = 128 MFMA half filled with zero codes) and 256 (two
 // K-chunks accumulate): the key loop keeps the same structure.
-// D64: check_isa: OK: d64_0_partial: 2 scaled MFMA, 16 FP4->bf16 cvt (V), 4 bf16 MFMA
-// D256: check_isa: OK: d256_0_partial: 4 scaled MFMA, 64 FP4->bf16 cvt (V), 16 bf16 MFMA
+// D64: check_isa: OK: d64_0_partial: 2 scaled MFMA, 16 FP4->bf16 cvt (V), 4 bf16 MFMA per 32-token iteration of each of 2 key loops
+// D256: check_isa: OK: d256_0_partial: 4 scaled MFMA, 64 FP4->bf16 cvt (V), 16 bf16 MFMA per 32-token iteration of each of 2 key loops
 func.func @d64(%q: tensor<1x16x64xbf16>, %cache: tensor<8x16x1x68xi8>,
                %bt: tensor<1x8xi32>, %lens: tensor<1xi32>) -> tensor<1x16x64xf32> {
   %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.125

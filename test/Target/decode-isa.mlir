@@ -7,7 +7,7 @@
 // (no key unpacking: the only FP4 conversions are the V tile's), PV on the
 // bf16 MFMA, no scratch. (No s_barrier: the workgroup is one wave, so LLVM
 // keeps only the LDS fence of gpu.barrier.)
-// CHECK: check_isa: OK: decode_0_partial: 2 scaled MFMA, 32 FP4->bf16 cvt (V), 8 bf16 MFMA per 32-token iteration
+// CHECK: check_isa: OK: decode_0_partial: 2 scaled MFMA, 32 FP4->bf16 cvt (V), 8 bf16 MFMA per 32-token iteration of each of 2 key loops
 // ISA-LABEL: decode_0_partial:
 // ISA-NOT: scratch_
 // ISA-DAG: v_mfma_scale_f32_16x16x128_f8f6f4 v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], {{.*}} blgp:4

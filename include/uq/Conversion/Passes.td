@@ -222,11 +222,16 @@ def DistributeToLanesPass : Pass<"uq-distribute-to-lanes", "::mlir::ModuleOp"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::ROCDL::ROCDLDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
     "::mlir::vector::VectorDialect",
   ];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
            "Target chip (only gfx950)">,
+    Option<"dppReductions", "dpp-reductions", "bool", /*default=*/"true",
+           "Cross-lane steps within a row of 16 lanes by DPP (quad_perm, "
+           "row_half_mirror, row_mirror) folded into the combining VALU op, "
+           "instead of ds_swizzle shuffles">,
   ];
 }
 

@@ -256,10 +256,14 @@ struct FormatOps {
 /// the tile, not once per token: a tile spans t / bs blocks when bs divides
 /// the tile (an entry per block, expanded to its tokens) and one block when
 /// the tile divides bs (one uniform entry); other block sizes read an entry
-/// per token. Entries of tokens past \p end are 0.
+/// per token. Entries of tokens past \p end are 0 (a null \p end: the tile is
+/// full, no entry is masked).
+/// With \p maxBlock (an i32, num_blocks - 1), entries are clamped into
+/// [0, maxBlock] in i32, before the widening to index: a v_med3_i32 per
+/// entry, where a clamp of 64-bit indices costs compares and select pairs.
 Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value t0,
                      Value end, int64_t bs, int64_t t, Value tok,
-                     Value valid) {
+                     Value valid, Value maxBlock = Value()) {
   OpBuilder &b = w.b;
   Location loc = w.loc;
   Type i32 = b.getI32Type();
@@ -275,7 +279,8 @@ Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value t0,
     Value entries = w.add(w.splat(first, {nb}), w.step(nb));
     Value starts = w.add(w.splat(t0, {nb}),
                          w.mul(w.step(nb), w.splat(w.idx(bs), {nb})));
-    Value used = w.cmp(CmpIPredicate::ult, starts, w.splat(end, {nb}));
+    Value used = end ? w.cmp(CmpIPredicate::ult, starts, w.splat(end, {nb}))
+                     : w.constSplat(b.getBoolAttr(true), {nb});
     Value perBlock = vector::GatherOp::create(
         b, loc, w.vec({nb}, i32), tables, ValueRange{c0}, entries, used,
         w.constSplat(b.getI32IntegerAttr(0), {nb}));
@@ -289,6 +294,14 @@ Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value t0,
     ids = vector::GatherOp::create(b, loc, w.vec({t}, i32), tables,
                                    ValueRange{c0}, entry, valid,
                                    w.constSplat(b.getI32IntegerAttr(0), {t}));
+  }
+  if (maxBlock) {
+    ids = w.max(w.min(ids, w.splat(maxBlock, {t})),
+                w.constSplat(b.getI32IntegerAttr(0), {t}));
+    // Non-negative after the clamp (num_blocks <= 0 gives length 0: no
+    // tile is read).
+    return arith::IndexCastUIOp::create(b, loc, w.vec({t}, b.getIndexType()),
+                                        ids);
   }
   return arith::IndexCastOp::create(b, loc, w.vec({t}, b.getIndexType()), ids);
 }
@@ -438,23 +451,26 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
   Value mInit = w.constSplat(b.getF32FloatAttr(ninf), {kRows});
   Value lInit = w.constSplat(b.getF32FloatAttr(0.0f), {kRows});
   Value accInit = w.constSplat(b.getF32FloatAttr(0.0f), {kRows, d});
-  Value maxBlock = w.sub(numBlocks, w.idx(1));
+  Value maxBlock32 = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                                w.sub(numBlocks, w.idx(1)));
   Value tableRow = w.mul(seq, maxBlocks);
   const float scale2 = cfg.softmaxScale * kLog2e;
-  auto loop = scf::ForOp::create(
-      b, loc, start, end, w.idx(t), ValueRange{mInit, lInit, accInit},
-      [&](OpBuilder &lb, Location, Value t0, ValueRange iter) {
+  // One tile of the online softmax. \p full: every token of the tile is
+  // before `end` (no mask: the loads, the -inf padding and the table reads
+  // of the tile fold to their unmasked forms).
+  auto tileBody = [&](OpBuilder &lb, Value t0, ValueRange iter, bool full) {
         WaveBuilder lw(lb, loc);
         // Paging: the slot (byte offset) of each token of the tile.
         Value tok = lw.stepFrom(t0, t);
-        Value valid = lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t}));
+        Value valid =
+            full ? lw.constSplat(lb.getBoolAttr(true), {t})
+                 : lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t}));
         Value bsv = lw.splat(lw.idx(bs), {t});
-        Value blk = blockIdsOfTile(lw, tables, tableRow, t0, end, bs, t, tok,
-                                   valid);
-        // Out-of-range block ids are clamped into the cache, as on the CPU
+        Value blk = blockIdsOfTile(lw, tables, tableRow, t0,
+                                   full ? Value() : end, bs, t,
+                                   tok, valid, maxBlock32);
+        // Out-of-range block ids were clamped into the cache, as on the CPU
         // path: the kernel never reads outside its buffers.
-        blk = lw.max(lw.min(blk, lw.splat(maxBlock, {t})),
-                     lw.splat(c0, {t}));
         Value slot = lw.add(lw.mul(blk, bsv), lw.remu(tok, bsv));
         slot = lw.add(lw.mul(slot, lw.splat(lw.idx(hkv), {t})),
                       lw.splat(kvh, {t}));
@@ -488,6 +504,20 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
             arith::MulFOp::create(lb, loc, acc, lw.broadcastRows(alpha, d));
         Value accNew = fmt.accumulatePV(p, slot, valid, accScaled);
         scf::YieldOp::create(lb, loc, ValueRange{mt, lsum, accNew});
+  };
+  // Full tiles first, then the partial last tile (at most one iteration):
+  // the steady-state loop carries no per-token mask.
+  Value fullEnd =
+      w.add(start, w.mul(w.divu(w.sub(end, start), w.idx(t)), w.idx(t)));
+  auto fullLoop = scf::ForOp::create(
+      b, loc, start, fullEnd, w.idx(t), ValueRange{mInit, lInit, accInit},
+      [&](OpBuilder &lb, Location, Value t0, ValueRange iter) {
+        tileBody(lb, t0, iter, /*full=*/true);
+      });
+  auto loop = scf::ForOp::create(
+      b, loc, fullEnd, end, w.idx(t), fullLoop.getResults(),
+      [&](OpBuilder &lb, Location, Value t0, ValueRange iter) {
+        tileBody(lb, t0, iter, /*full=*/false);
       });
 
   // Rows of the group write out / sum, max (natural log) and sum; an empty

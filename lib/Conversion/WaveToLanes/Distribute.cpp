@@ -35,6 +35,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Utils/VectorUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -62,7 +63,8 @@ bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
 class Distributor {
 public:
-  explicit Distributor(gpu::GPUFuncOp func) : func(func), b(func) {}
+  Distributor(gpu::GPUFuncOp func, bool dppReductions)
+      : func(func), b(func), dppReductions(dppReductions) {}
   LogicalResult run();
 
 private:
@@ -128,6 +130,9 @@ private:
   }
   /// The value of the lane `lane ^ offset` (32- and 64-bit scalars).
   Value shuffleXor(Value x, int64_t offset);
+  /// The value of the lane's partner in step \p offset (1, 2, 4 or 8) of a
+  /// butterfly within a row of 16 lanes, by DPP when the value is 32-bit.
+  Value rowButterflyPartner(Value x, int64_t offset);
   Value combine(vector::CombiningKind kind, Value x, Value y) {
     return vector::makeArithReduction(b, loc, kind, x, y);
   }
@@ -160,6 +165,7 @@ private:
 
   gpu::GPUFuncOp func;
   OpBuilder b;
+  bool dppReductions;
   Location loc = UnknownLoc::get(func.getContext());
   IRMapping map;
   Value lane;
@@ -168,6 +174,15 @@ private:
   /// there need a barrier before the next iteration writes LDS again).
   int loopDepth = 0;
   bool loopUsedLds = false;
+  /// LDS buffers no conversion is using any more: a barrier follows their
+  /// last read (at top level right after it, in a loop at the end of each
+  /// iteration), so a later conversion of the same type may reuse one.
+  SmallVector<Value> freeLds;
+  /// Buffers of the conversions of the loop being distributed: free once
+  /// the loop is closed by its trailing barrier.
+  SmallVector<Value> loopLds;
+  /// A workgroup buffer of \p type: a free one, or a new attribution.
+  Value acquireLds(MemRefType type);
 };
 
 FailureOr<Layout> Distributor::layoutOf(Value v) {
@@ -256,6 +271,43 @@ Value Distributor::shuffleXor(Value x, int64_t offset) {
   Value s = one(w);
   return arith::BitcastOp::create(
       b, loc, t, arith::TruncIOp::create(b, loc, b.getIntegerType(bits), s));
+}
+
+/// Layout decision "row butterfly by DPP": in step s of a butterfly over
+/// lanes 16r..16r+15, a lane needs the value of a lane of the other half of
+/// its aligned group of 2s lanes. After the steps before it, every lane of an
+/// aligned group of s lanes holds the same value, so any partner in the other
+/// half gives the xor partner's value bit for bit: quad_perm [1,0,3,2] (xor
+/// 1) and [2,3,0,1] (xor 2) within quads, row_half_mirror (lane 7-i of its 8)
+/// for s = 4, row_mirror (lane 15-i of its 16) for s = 8. A DPP operand is
+/// read by the VALU op itself (the backend folds v_mov_b32_dpp into the
+/// combining op), where a shuffle costs an LDS-pipe ds_swizzle and a wait.
+/// Source: DPP controls in the CDNA4 ISA guide (section "DPP"), and
+/// `DppCtrl` in LLVM's SIDefines.h; gfx950-notes.md (wave64, rows of 16).
+Value Distributor::rowButterflyPartner(Value x, int64_t offset) {
+  Type t = x.getType();
+  if (!dppReductions || t.getIntOrFloatBitWidth() != 32)
+    return shuffleXor(x, offset);
+  // Every lane reads a lane of its own row, so no lane is out of bounds: the
+  // old value is never used (poison, with bound_ctrl), which lets the
+  // backend's DPP combiner fold the move into the combining op.
+  Value old = ub::PoisonOp::create(b, loc, t);
+  auto dpp = [&](amdgpu::DPPPerm kind, Attribute arg) -> Value {
+    return amdgpu::DPPOp::create(b, loc, t, old, x, kind, arg, 0xf, 0xf,
+                                 /*bound_ctrl=*/true);
+  };
+  switch (offset) {
+  case 1:
+    return dpp(amdgpu::DPPPerm::quad_perm, b.getI32ArrayAttr({1, 0, 3, 2}));
+  case 2:
+    return dpp(amdgpu::DPPPerm::quad_perm, b.getI32ArrayAttr({2, 3, 0, 1}));
+  case 4:
+    return dpp(amdgpu::DPPPerm::row_half_mirror, Attribute());
+  case 8:
+    return dpp(amdgpu::DPPPerm::row_mirror, Attribute());
+  default:
+    return shuffleXor(x, offset);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -574,7 +626,24 @@ LogicalResult Distributor::reduction(vector::MultiDimReductionOp op,
   };
   auto acrossLanes = [&](Value x) {
     for (int64_t s = 1; s < r.threads; s *= 2)
-      x = combine(kind, x, shuffleXor(x, s * r.laneStride));
+      if (r.laneStride == 1 && s < 16 && dppReductions &&
+          x.getType().getIntOrFloatBitWidth() == 32) {
+        Value partner = rowButterflyPartner(x, s);
+        // gfx9 folds DPP only into VOP1/VOP2 ops: v_max_f32 (maxnum), not
+        // the VOP3 v_maximum3_f32 of maximumf. The lane's own elements were
+        // combined with maximumf (a NaN among them stays NaN in this lane's
+        // x); across lanes maxnum keeps the larger non-NaN value, so a row
+        // holding a NaN gets a finite max only when another lane's is
+        // finite. That changes no result: exp2(NaN - max) is NaN, so the
+        // row's sum and output are NaN either way (docs/gpu-compiler.md,
+        // "NaN in the softmax max").
+        x = kind == vector::CombiningKind::MAXIMUMF &&
+                    isa<FloatType>(x.getType())
+                ? arith::MaxNumFOp::create(b, loc, x, partner).getResult()
+                : combine(kind, x, partner);
+      } else {
+        x = combine(kind, x, shuffleXor(x, s * r.laneStride));
+      }
     return x;
   };
   const DimLayout &k = sl->dim(kd);
@@ -1015,12 +1084,9 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
                      b, loc, arith::MulIOp::create(b, loc, c, idx(rows)), r)
                      .getResult();
   };
-  auto lds = func.addWorkgroupAttribution(
-      MemRefType::get({rows * cols}, elem, AffineMap(),
-                      gpu::AddressSpaceAttr::get(
-                          b.getContext(), gpu::AddressSpace::Workgroup)),
-      loc);
-  Value buf = lds;
+  Value buf = acquireLds(MemRefType::get(
+      {rows * cols}, elem, AffineMap(),
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
 
   // Writes: runs of the source along `inner`, gathered from the lane's
   // vector, one store each.
@@ -1078,11 +1144,24 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   }
   gpu::BarrierOp::create(b, loc);
   map.map(op->getResult(0), writeOrRead(dst, Value(), /*write=*/false));
-  if (loopDepth > 0)
+  if (loopDepth > 0) {
     loopUsedLds = true;
-  else
+    loopLds.push_back(buf);
+  } else {
     gpu::BarrierOp::create(b, loc);
+    freeLds.push_back(buf);
+  }
   return success();
+}
+
+Value Distributor::acquireLds(MemRefType type) {
+  for (auto *it = freeLds.begin(); it != freeLds.end(); ++it)
+    if (it->getType() == type) {
+      Value buf = *it;
+      freeLds.erase(it);
+      return buf;
+    }
+  return func.addWorkgroupAttribution(type, loc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1117,6 +1196,8 @@ LogicalResult Distributor::forLoop(scf::ForOp op) {
   b.setInsertionPointToEnd(body);
   bool outer = loopUsedLds;
   loopUsedLds = false;
+  SmallVector<Value> outerLds = std::move(loopLds);
+  loopLds.clear();
   ++loopDepth;
   for (Operation &inner : op.getBody()->without_terminator())
     if (failed(distribute(&inner)))
@@ -1125,6 +1206,11 @@ LogicalResult Distributor::forLoop(scf::ForOp op) {
   // LDS buffers are written again by the next iteration.
   if (loopUsedLds)
     gpu::BarrierOp::create(b, loc);
+  // After the loop's last trailing barrier its buffers are free (layout
+  // decision "LDS reuse": sequential loops, e.g. the full tiles and the
+  // last partial tile, stage through the same buffers).
+  freeLds.append(loopLds.begin(), loopLds.end());
+  loopLds = std::move(outerLds);
   loopUsedLds = outer || (loopDepth > 0 && loopUsedLds);
   SmallVector<Value> yields;
   for (Value v : op.getBody()->getTerminator()->getOperands())
@@ -1181,7 +1267,7 @@ struct DistributeToLanesPass
         funcs.push_back(f);
     });
     for (gpu::GPUFuncOp f : funcs) {
-      Distributor d(f);
+      Distributor d(f, dppReductions);
       if (failed(d.run()))
         return signalPassFailure();
     }

@@ -1,5 +1,6 @@
 // RUN: uq-opt %s --uq-assign-lane-layouts | FileCheck %s
 // RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes --canonicalize --cse | FileCheck %s --check-prefix=LANES
+// RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes="dpp-reductions=false" --canonicalize --cse | FileCheck %s --check-prefix=SHUF
 
 // A wave-level QK tile written by hand (16 FP8 query rows x 16 FP4 keys of
 // 128 channels): the scaled MFMA fixes its result layout (VGPR i of lane l
@@ -16,18 +17,30 @@
 // CHECK: vector.multi_reduction <maximumf>, {{.*}}{uq.layout = #uq.lane_layout<batch = [1], threads = [4], elems = [4], lane_strides = [16]>}
 
 // Per lane: the lane id, 16-byte loads, one scaled MFMA with scalar E8M0
-// scales, the row maximum by xor shuffles over the 16 lanes of a row, and
-// stores from the first copy of each replicated element only.
+// scales, the row maximum over the 16 lanes of a row (by DPP within the
+// row: quad_perm xor 1, xor 2, row_half_mirror, row_mirror, combined with
+// maxnum; by xor shuffles with dpp-reductions=false), and stores from the
+// first copy of each replicated element only.
 // LANES: %[[LANE:.*]] = gpu.thread_id x
 // LANES: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
 // LANES: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
 // LANES: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
 // LANES: vector.load %{{.*}} : memref<?xi8>, vector<1xi8>
 // LANES: amdgpu.scaled_mfma 16x16x128 (%{{.*}}[0] * %{{.*}}) * (%{{.*}}[0] * %{{.*}}) + %{{.*}} : f8E8M0FNU, vector<32xf8E4M3FN>, f8E8M0FNU, vector<32xf4E2M1FN>, vector<4xf32>
-// LANES: gpu.shuffle xor %{{.*}}, %c1_i32, %c64_i32 : f32
-// LANES: gpu.shuffle xor %{{.*}}, %c2_i32, %c64_i32 : f32
-// LANES: gpu.shuffle xor %{{.*}}, %c4_i32, %c64_i32 : f32
-// LANES: gpu.shuffle xor %{{.*}}, %c8_i32, %c64_i32 : f32
+// LANES-NOT: gpu.shuffle
+// LANES: %[[P1:.*]] = amdgpu.dpp %{{.*}} %[[X0:.*]] quad_perm([1 : i32, 0 : i32, 3 : i32, 2 : i32]) {bound_ctrl = true} : f32
+// LANES: %[[X1:.*]] = arith.maxnumf %[[X0]], %[[P1]] : f32
+// LANES: %[[P2:.*]] = amdgpu.dpp %{{.*}} %[[X1]] quad_perm([2 : i32, 3 : i32, 0 : i32, 1 : i32]) {bound_ctrl = true} : f32
+// LANES: %[[X2:.*]] = arith.maxnumf %[[X1]], %[[P2]] : f32
+// LANES: %[[P4:.*]] = amdgpu.dpp %{{.*}} %[[X2]] row_half_mirror {bound_ctrl = true} : f32
+// LANES: %[[X4:.*]] = arith.maxnumf %[[X2]], %[[P4]] : f32
+// LANES: %[[P8:.*]] = amdgpu.dpp %{{.*}} %[[X4]] row_mirror {bound_ctrl = true} : f32
+// LANES: arith.maxnumf %[[X4]], %[[P8]] : f32
+// SHUF: gpu.shuffle xor %{{.*}}, %c1_i32, %c64_i32 : f32
+// SHUF: gpu.shuffle xor %{{.*}}, %c2_i32, %c64_i32 : f32
+// SHUF: gpu.shuffle xor %{{.*}}, %c4_i32, %c64_i32 : f32
+// SHUF: gpu.shuffle xor %{{.*}}, %c8_i32, %c64_i32 : f32
+// SHUF-NOT: amdgpu.dpp
 // LANES: arith.andi %[[LANE]], %c15 : index
 // LANES: memref.store
 // LANES: gpu.return

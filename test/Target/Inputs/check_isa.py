@@ -2,8 +2,8 @@
 
 Usage: check_isa.py FILE.s KERNEL HEAD_DIM
 
-Finds the kernel's key loop (the backward branch whose body holds the scaled
-MFMA) and checks, for the loop body:
+Finds the kernel's key loops (the outermost backward branches whose bodies hold the scaled
+MFMA: the full-tile loop and the partial last tile's) and checks, for each:
   * v_mfma_scale_f32_16x16x128_f8f6f4 with an FP8 A operand (no cbsz) and
     an FP4 B operand (blgp:4): ceil(D/128) per 16-token half tile, so
     2 * ceil(D / 128) per 32-token iteration;
@@ -43,41 +43,48 @@ def main():
         bm = re.match(r"^\s*s_(?:c)?branch\w*\s+(\.LBB\w+)", line)
         if bm and bm.group(1) in labels and labels[bm.group(1)] < i:
             loops.append((labels[bm.group(1)], i))
-    key_loop = None
-    for start, end in loops:
-        seg = body[start:end + 1]
-        if any("v_mfma_scale_f32_16x16x128_f8f6f4" in l for l in seg):
-            key_loop = seg
-            break
-    if key_loop is None:
+    # Key loops: the outermost loops holding a scaled MFMA (the full-tile
+    # loop and the partial last tile's loop; a rotated loop may have several
+    # back edges, so nested ranges fold into the widest).
+    ranges = sorted({(a, b) for a, b in loops
+                     if any("v_mfma_scale_f32_16x16x128_f8f6f4" in l
+                            for l in body[a:b + 1])},
+                    key=lambda r: (r[0], -r[1]))
+    key_loops = []
+    for a, b in ranges:
+        if key_loops and a >= key_loops[-1][0] and b <= key_loops[-1][1]:
+            continue
+        key_loops.append((a, b))
+    if not key_loops:
         fail("no loop contains v_mfma_scale_f32_16x16x128_f8f6f4")
-    # The loop may span several back edges (rotated loops); widen to the
-    # outermost loop holding the scaled MFMA.
-    for start, end in loops:
-        seg = body[start:end + 1]
-        if any("v_mfma_scale" in l for l in seg) and len(seg) > len(key_loop):
-            key_loop = seg
-    scaled = [l for l in key_loop if "v_mfma_scale_f32_16x16x128_f8f6f4" in l]
-    want = 2 * ((d + 127) // 128)
-    if len(scaled) != want:
-        fail("%d scaled MFMAs in the key loop, expected %d" % (len(scaled), want))
-    for l in scaled:
-        if "blgp:4" not in l or "cbsz" in l:
-            fail("scaled MFMA is not FP8 (A) x FP4 (B): " + l.strip())
-    cvt = [l for l in key_loop if "v_cvt_scalef32_pk_bf16_fp4" in l]
-    if len(cvt) != d // 4:
-        fail("%d FP4->bf16 conversions in the key loop, expected %d (V only)"
-             % (len(cvt), d // 4))
+    in_loops = 0
+    for a, b in key_loops:
+        key_loop = body[a:b + 1]
+        scaled = [l for l in key_loop
+                  if "v_mfma_scale_f32_16x16x128_f8f6f4" in l]
+        want = 2 * ((d + 127) // 128)
+        if len(scaled) != want:
+            fail("%d scaled MFMAs in a key loop, expected %d" %
+                 (len(scaled), want))
+        for l in scaled:
+            if "blgp:4" not in l or "cbsz" in l:
+                fail("scaled MFMA is not FP8 (A) x FP4 (B): " + l.strip())
+        cvt = [l for l in key_loop if "v_cvt_scalef32_pk_bf16_fp4" in l]
+        if len(cvt) != d // 4:
+            fail("%d FP4->bf16 conversions in a key loop, expected %d (V only)"
+                 % (len(cvt), d // 4))
+        in_loops += len(cvt)
+        pv = [l for l in key_loop if "v_mfma_f32_16x16x32_bf16" in l]
+        if len(pv) != d // 16:
+            fail("%d bf16 MFMAs in a key loop, expected %d" %
+                 (len(pv), d // 16))
     other = [l for l in body if re.search(r"v_cvt_scalef32\w*fp4", l)
              and "v_cvt_scalef32_pk_bf16_fp4" not in l]
     if other:
         fail("unexpected FP4 conversion: " + other[0].strip())
     total_cvt = [l for l in body if "v_cvt_scalef32_pk_bf16_fp4" in l]
-    if len(total_cvt) != d // 4:
+    if len(total_cvt) != in_loops:
         fail("FP4 conversions outside the V tile path")
-    pv = [l for l in key_loop if "v_mfma_f32_16x16x32_bf16" in l]
-    if len(pv) != d // 16:
-        fail("%d bf16 MFMAs in the key loop, expected %d" % (len(pv), d // 16))
     meta = re.search(r"\.name:\s+%s\b.*?(?=\n  - |\n\.\.\.|\Z)" %
                      re.escape(kernel), text, re.S)
     if not meta:
@@ -91,8 +98,8 @@ def main():
     if not pm or int(pm.group(1)) != 0:
         fail("the kernel uses scratch")
     print("check_isa: OK: %s: %d scaled MFMA, %d FP4->bf16 cvt (V), %d bf16 "
-          "MFMA per 32-token iteration" % (kernel, len(scaled), len(cvt),
-                                           len(pv)))
+          "MFMA per 32-token iteration of each of %d key loops" %
+          (kernel, len(scaled), len(cvt), len(pv), len(key_loops)))
 
 
 main()
