@@ -45,6 +45,8 @@ namespace {
 
 /// Distinct cache blocks of a sampled step (aliased beyond).
 constexpr int64_t kMaxPoolBlocks = 256;
+/// The most bytes of buffers one emulated step may allocate.
+constexpr double kMaxEmulatedBytes = 4.0 * (1ull << 30);
 
 llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -312,6 +314,36 @@ StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
   // Cache contents: every slot of every block holds reference-quantized
   // random rows.
   ref::CacheGeometry geom{numBlocks, bs, hkv, d, I.slotBytes};
+  // Refuse a step whose emulated buffers would not fit in memory (the
+  // split-K workspaces grow with context x query heads) before allocating.
+  {
+    const std::map<std::string, int64_t> sizes = {{"num_seqs", Se},
+                                                  {"num_blocks", numBlocks},
+                                                  {"max_blocks", maxBlocks},
+                                                  {"num_partitions", P}};
+    double total = double(ref::cacheBytes(geom)) + 4.0 * tables.size() +
+                   2.0 * Se * hq * d;
+    for (const auto &k : I.kernels) {
+      if (!llvm::StringRef(k.name).starts_with("decode_0_"))
+        continue;
+      for (const auto &a : k.args)
+        if (a.isBuffer && a.name != "query" && a.name != "cache" &&
+            a.name != "block_tables" && a.name != "seq_lens") {
+          double n = a.elementSize;
+          for (const emu::DimSpec &dim : a.shape)
+            n *= dim.argIndex >= 0 ? double(sizes.count(k.args[dim.argIndex].name)
+                                                ? sizes.at(k.args[dim.argIndex].name)
+                                                : 0)
+                                   : double(dim.extent);
+          total += n;
+        }
+    }
+    if (total > kMaxEmulatedBytes)
+      return makeError(llvm::formatv(
+          "the emulated step needs {0:f1} GiB of buffers (more than the "
+          "{1:f0} GiB this tool allows): use shorter contexts or fewer heads",
+          total / double(1ull << 30), kMaxEmulatedBytes / double(1ull << 30)));
+  }
   std::vector<uint8_t> cache(ref::cacheBytes(geom));
   {
     const int64_t tokens = numBlocks * bs;

@@ -9,7 +9,7 @@
 # 5 TB/s; bounds never exceed estimates; the step is the sum of its query,
 # partial and merge launches; the partial launch was sampled; and the
 # sampled prediction of the check batch agrees with the whole emulation.
-# User errors are one-line messages.
+# User errors, and steps too large to emulate, are one-line messages.
 import json
 import os
 import subprocess
@@ -35,6 +35,10 @@ fails("--plot goes with --ladder", "--table", "/dev/null", "--plot", "x.png")
 fails("--json goes with --ladder", "--table", "/dev/null", "--json", "x.json")
 fails("--batches must be in", "--ladder", "--batches", "0")
 fails("go with --ladder or --table", "--json", "x.json")
+# A step too large to emulate is refused before its buffers are allocated
+# (split-K workspaces of 2^25 tokens x 128 query heads: about 8 GiB).
+fails("GiB of buffers (more than the 4 GiB", "--ladder", "--no-check", "--shapes",
+      "128:16:8", "--batches", "1", "--contexts", "33554432")
 
 FORMATS = ("bf16", "fp8", "uq4")
 SLOT = {"bf16": 512, "fp8": 256, "uq4": 136}      # D = 128, K + V per token/head
