@@ -2,7 +2,8 @@
 
 # uq.serving kernel times: the timing-model table reader (validation with
 # located errors, log-log interpolation, bounded extrapolation), the
-# roofline fallback and the GEMM model against hand-computed figures.
+# roofline fallback (alone, and for a phase the table has no kernel for)
+# and the GEMM model against hand-computed figures.
 import json
 import os
 import tempfile
@@ -116,6 +117,32 @@ assert abs(v - 21.070843) < 1e-5, v
 # The same prefill in bf16 runs both products at the bf16 rate: 26.761124 us.
 v = rf.attention_us("bf16", "prefill", 1, 1, 4096, 4096)
 assert abs(v - (2 * 11.380562 + 4)) < 2e-5, v
+
+# A table without any prefill kernel (what uq-kernel-report --table writes
+# until the compiler has one): with a roofline fallback, prefill comes from
+# the roofline and decode from the table, and the label, notes and
+# phase_sources say which is which; without one, bind refuses.
+dec = doc(kernels=[k for k in doc()["kernels"] if k["phase"] == "decode"])
+mixed = KernelTable(dec, "d.json", fallback=RooflineKernels(hw, 128, 8))
+mixed.bind(128, 8, 16, ["uq4", "fp8"])
+assert mixed.attention_us("uq4", "decode", 8, 2, 4096, 1) == law(16, 4096)
+assert mixed.attention_us("uq4", "prefill", 1, 1, 4096, 4096) == \
+    RooflineKernels(hw, 128, 8).attention_us("uq4", "prefill", 1, 1, 4096, 4096)
+assert mixed.lookups == 1 and not mixed.measured
+assert mixed.phase_sources == {"decode": "table", "prefill": "roofline"}
+assert mixed.label.startswith("decode: timing-model table d.json (fixture); prefill: "
+                              "ROOFLINE MODEL (not measured"), mixed.label
+assert any(n.startswith("NOT MEASURED: prefill attention times come from the roofline")
+           for n in mixed.notes()), mixed.notes()
+# A full table keeps both phases even with a fallback.
+both = KernelTable(doc(), "t.json", fallback=RooflineKernels(hw, 128, 8))
+assert both.measured and both.phase_sources["prefill"] == "table"
+# The fallback covers missing phases, not missing shapes.
+msg = raises(ValueError, mixed.bind, 256, 8, 16, ["uq4"])
+assert "no kernel for head_dim=256" in msg and "uq4/decode" in msg and "prefill" not in \
+    msg.split("(it has")[0], msg
+msg = raises(ValueError, KernelTable(dec, "d.json").bind, 128, 8, 16, ["uq4"])
+assert "uq4/prefill" in msg, msg
 
 # GEMMs: a dense 8e9-parameter bf16 model streams 16e9 B = 3200 us at 5 TB/s;
 # compute is 2*8e9 FLOPs per token / (2.5165824e15 * 0.6) = 10.596 us.

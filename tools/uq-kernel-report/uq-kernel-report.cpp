@@ -6,13 +6,21 @@
 // dynamic instruction counts per 64-token tile by class and the global bytes
 // read per token per KV head (the floor is the slot size: 136 B at D = 128).
 //
+// --ladder: predicted decode-step times of the BF16, FP8 and UltraQuant
+// kernels on the gfx950 timing model over head dims, GQA ratios, contexts
+// and batches (Ladder.h, docs/performance.md); --table FILE: the serving
+// simulator's kernel table (docs/serving.md).
+//
 //===----------------------------------------------------------------------===//
+
+#include "Ladder.h"
 
 #include "uq/Target/EmulatedAttention.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -32,6 +40,188 @@ static cl::opt<uq::KVCacheKind> format(
                clEnumValN(uq::KVCacheKind::FP8, "fp8", "FP8 E4M3, scale 1"),
                clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16")),
     cl::init(uq::KVCacheKind::UltraQuant));
+
+static cl::OptionCategory ladderCat("Ladder and kernel table");
+static cl::opt<bool> ladder(
+    "ladder",
+    cl::desc("Predict decode-step times of the bf16, fp8 and uq4 kernels "
+             "(timing model) over the ladder's grid and print the table"),
+    cl::cat(ladderCat));
+static cl::opt<std::string> tablePath(
+    "table",
+    cl::desc("Write the serving simulator's kernel table (docs/serving.md) "
+             "to this file"),
+    cl::value_desc("FILE"), cl::cat(ladderCat));
+static cl::opt<bool> quick(
+    "quick",
+    cl::desc("A tiny grid (D 128, GQA 4, 2 KV heads, batch 2, context 600) "
+             "for tests"),
+    cl::cat(ladderCat));
+static cl::opt<std::string> jsonPath(
+    "json", cl::desc("--ladder: also write the results as JSON"),
+    cl::value_desc("FILE"), cl::cat(ladderCat));
+static cl::opt<std::string> plotPath(
+    "plot",
+    cl::desc("--ladder: also plot time against context (needs --json; runs "
+             "tools/uq-kernel-report/plot_ladder.py with matplotlib)"),
+    cl::value_desc("PNG"), cl::cat(ladderCat));
+static cl::list<std::string> shapesOpt(
+    "shapes",
+    cl::desc("Compiled shapes HEAD_DIM:GQA:KV_HEADS (default for --ladder: "
+             "128:4:8,128:8:8,128:16:8,256:8:8; for --table: "
+             "128:4:8,128:6:4,128:8:8,128:16:8,256:2:8,256:8:8)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::list<int64_t> contextsOpt(
+    "contexts",
+    cl::desc("Tokens per sequence (default for --ladder: 4096,32768,131072; "
+             "for --table: 256,1024,4096,16384,32768,65536,131072)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::list<uint64_t> batchesOpt(
+    "batches",
+    cl::desc("Sequences per step (default for --ladder: 1,16,64; for "
+             "--table: 1,2,4,8,16,32,64,128,256,512)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::opt<unsigned> samplesOpt(
+    "samples",
+    cl::desc("Traced workgroups per group of alike partitions (default 3)"),
+    cl::init(3), cl::cat(ladderCat));
+static cl::list<int32_t> checkLensOpt(
+    "check-lens",
+    cl::desc("--ladder: sequence lengths of the sampled-vs-whole check "
+             "(default 4096,4096,1000,77; --quick 600,600,300,17)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::opt<bool> noCheck("no-check",
+                             cl::desc("--ladder: skip the sampling check"),
+                             cl::cat(ladderCat));
+
+/// Parses HEAD_DIM:GQA:KV_HEADS.
+static llvm::Expected<uq::report::LadderShape>
+parseShape(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef, 3> parts;
+  text.split(parts, ':');
+  uq::report::LadderShape s;
+  if (parts.size() != 3 || parts[0].getAsInteger(10, s.headDim) ||
+      parts[1].getAsInteger(10, s.gqa) ||
+      parts[2].getAsInteger(10, s.kvHeads) || s.headDim <= 0 || s.gqa <= 0 ||
+      s.kvHeads <= 0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "--shapes: expected HEAD_DIM:GQA:KV_HEADS with positive integers, "
+        "got '" +
+            text + "'");
+  return s;
+}
+
+static int runLadderOrTable(int argc, char **argv) {
+  uq::report::LadderOptions o;
+  for (int i = 0; i < argc; ++i)
+    o.command += (i ? " " : "") + std::string(i ? argv[i] : "uq-kernel-report");
+  const bool table = !tablePath.empty();
+  std::vector<std::string> shapes(shapesOpt.begin(), shapesOpt.end());
+  if (shapes.empty())
+    shapes = quick   ? std::vector<std::string>{"128:4:2"}
+             : table ? std::vector<std::string>{"128:4:8", "128:6:4",
+                                                "128:8:8", "128:16:8",
+                                                "256:2:8", "256:8:8"}
+                     : std::vector<std::string>{"128:4:8", "128:8:8",
+                                                "128:16:8", "256:8:8"};
+  for (const std::string &t : shapes) {
+    auto s = parseShape(t);
+    if (!s) {
+      llvm::errs() << "uq-kernel-report: " << llvm::toString(s.takeError())
+                   << "\n";
+      return 1;
+    }
+    o.shapes.push_back(*s);
+  }
+  o.contexts.assign(contextsOpt.begin(), contextsOpt.end());
+  if (o.contexts.empty())
+    o.contexts = quick   ? std::vector<int64_t>{600}
+                 : table ? std::vector<int64_t>{256, 1024, 4096, 16384, 32768,
+                                                65536, 131072}
+                         : std::vector<int64_t>{4096, 32768, 131072};
+  o.batches.assign(batchesOpt.begin(), batchesOpt.end());
+  if (o.batches.empty())
+    o.batches = quick   ? std::vector<uint64_t>{2}
+                : table ? std::vector<uint64_t>{1, 2, 4, 8, 16, 32, 64, 128,
+                                                256, 512}
+                        : std::vector<uint64_t>{1, 16, 64};
+  for (int64_t c : o.contexts)
+    if (c <= 0 || c > (int64_t(1) << 30)) {
+      llvm::errs() << "uq-kernel-report: --contexts must be in [1, 2^30], got "
+                   << c << "\n";
+      return 1;
+    }
+  for (uint64_t b : o.batches)
+    if (b == 0 || b > (uint64_t(1) << 20)) {
+      llvm::errs() << "uq-kernel-report: --batches must be in [1, 2^20], got "
+                   << b << "\n";
+      return 1;
+    }
+  if (samplesOpt == 0) {
+    llvm::errs() << "uq-kernel-report: --samples must be >= 1\n";
+    return 1;
+  }
+  o.samples = samplesOpt;
+  o.blockSize = blockSize;
+  o.partitionSize = partitionSize;
+  o.jsonPath = jsonPath;
+  const bool runsLadder = ladder || (quick && !table);
+  if (!jsonPath.empty() && !runsLadder) {
+    llvm::errs() << "uq-kernel-report: --json goes with --ladder (or "
+                    "--quick without --table)\n";
+    return 1;
+  }
+  if (!plotPath.empty() && (jsonPath.empty() || !runsLadder)) {
+    llvm::errs() << "uq-kernel-report: --plot goes with --ladder (or --quick) "
+                    "and --json\n";
+    return 1;
+  }
+  if (!noCheck) {
+    o.checkLens.assign(checkLensOpt.begin(), checkLensOpt.end());
+    if (o.checkLens.empty())
+      o.checkLens = quick ? std::vector<int32_t>{600, 600, 300, 17}
+                          : std::vector<int32_t>{4096, 4096, 1000, 77};
+    for (int32_t l : o.checkLens)
+      if (l < 0) {
+        llvm::errs() << "uq-kernel-report: --check-lens must be >= 0\n";
+        return 1;
+      }
+  }
+  if (runsLadder) {
+    if (llvm::Error e = uq::report::runLadder(o, llvm::outs())) {
+      llvm::errs() << "uq-kernel-report: " << llvm::toString(std::move(e))
+                   << "\n";
+      return 1;
+    }
+  }
+  if (!plotPath.empty()) {
+    std::string python = UQ_PYTHON, script = UQ_PLOT_LADDER;
+    llvm::SmallVector<llvm::StringRef, 6> cmd = {python, script, jsonPath,
+                                                 "-o", plotPath};
+    std::string msg;
+    int rc = llvm::sys::ExecuteAndWait(python, cmd, std::nullopt, {}, 0, 0,
+                                       &msg);
+    if (rc != 0) {
+      llvm::errs() << "uq-kernel-report: plotting failed (" << python << " "
+                   << script << ")" << (msg.empty() ? "" : ": " + msg)
+                   << "\n";
+      return 1;
+    }
+    llvm::outs() << "wrote " << plotPath << "\n";
+  }
+  if (table) {
+    if (ladder)
+      llvm::outs() << "\n";
+    if (llvm::Error e =
+            uq::report::writeKernelTable(o, tablePath, llvm::outs())) {
+      llvm::errs() << "uq-kernel-report: " << llvm::toString(std::move(e))
+                   << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
 
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
@@ -57,6 +247,15 @@ static void printClasses(const uq::emu::Stats &st, double tiles) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
+  if (ladder || quick || !tablePath.empty())
+    return runLadderOrTable(argc, argv);
+  if (!jsonPath.empty() || !plotPath.empty() || !shapesOpt.empty() || !contextsOpt.empty() ||
+      !batchesOpt.empty() || !checkLensOpt.empty() || noCheck) {
+    llvm::errs() << "uq-kernel-report: --json, --plot, --shapes, --contexts, "
+                    "--batches, --check-lens and --no-check go with --ladder "
+                    "or --table\n";
+    return 1;
+  }
   uq::AttentionProblem pb;
   pb.numQHeads = numQHeads;
   pb.numKVHeads = numKVHeads;

@@ -160,11 +160,16 @@ def make_kernels(a, hw: Hardware, model):
     path = a.kernel_table or default_table_path()
     if not os.path.isfile(path):
         raise ValueError(
-            f"kernel table {path} not found: `uq-kernel-report --table` writes it (pass "
-            "--kernel-table FILE), or use --kernel-model roofline for an unmeasured "
-            "roofline estimate")
+            f"kernel table {path} not found: `ninja -C build kernel-times` (or "
+            "`build/bin/uq-kernel-report --table build/kernel-times.json`) writes the "
+            "default one; pass --kernel-table FILE for another, or use --kernel-model "
+            "roofline for an unmeasured roofline estimate")
+    # Phases the table has no kernel for (prefill: none exists in the
+    # compiler yet) are timed by the labelled roofline.
     return KernelTable.load(path, limit=a.extrapolation_limit,
-                            allow_extrapolation=a.allow_extrapolation)
+                            allow_extrapolation=a.allow_extrapolation,
+                            fallback=RooflineKernels(hw, model.head_dim, model.gqa,
+                                                     a.launch_us))
 
 
 def run(a) -> int:
@@ -270,7 +275,7 @@ def run(a) -> int:
             if k in th and th[k] != v]
     if diff:
         notes.append("the kernel table was made for other hardware: " + ", ".join(diff))
-    if not kernels.measured:
+    if isinstance(kernels, RooflineKernels):
         notes.append("NOT MEASURED: every time above comes from the roofline model")
     out.append("")
     out += notes
@@ -281,6 +286,8 @@ def run(a) -> int:
     doc = {"tool": PROG, "command": a.cmd,
            "kernel_model": {"kind": a.kernel_model, "label": kl,
                             "measured": bool(kernels.measured),
+                            "phases": getattr(kernels, "phase_sources",
+                                              {"decode": "roofline", "prefill": "roofline"}),
                             "lookups": kernels.lookups, "extrapolated": kernels.extrapolated,
                             "max_extrapolation_factor": kernels.max_factor},
            "model": {k: getattr(model, k) for k in model.__dataclass_fields__},

@@ -10,9 +10,11 @@ that are power laws of the sizes (bandwidth- or FLOP-bound kernels), and
 extrapolates beyond the table's range only up to ``limit`` times its edge
 (default 2) unless told to; every extrapolation is counted and reported.
 
-``RooflineKernels`` is the fallback when no table exists: HBM bytes over the
-achievable bandwidth against MFMA FLOPs over the achievable peak. It is a
-model of the hardware, not of our kernels, and everything it feeds says so.
+``RooflineKernels`` is the fallback when no table exists, and for a phase the
+table has no kernel for (prefill, until the compiler has a prefill kernel):
+HBM bytes over the achievable bandwidth against MFMA FLOPs over the
+achievable peak. It is a model of the hardware, not of our kernels, and
+everything it feeds says so.
 """
 
 from __future__ import annotations
@@ -102,15 +104,20 @@ def _positive(v, name: str, where: str, integer: bool = False):
 
 
 class KernelTable:
-    """Attention times from ``uq-kernel-report --table`` (JSON)."""
+    """Attention times from ``uq-kernel-report --table`` (JSON).
 
-    measured = True
+    A phase with no entry at all in the table (today: prefill, for which the
+    compiler has no kernel yet) is timed by ``fallback`` (a labelled
+    ``RooflineKernels``) when one is given; ``phase_sources`` and the label
+    say which phase comes from where. A phase the table has, but not for the
+    model's head_dim / gqa / block size, is an error in ``bind``."""
 
     def __init__(self, data: dict, path: str = "<table>", limit: float = 2.0,
-                 allow_extrapolation: bool = False):
+                 allow_extrapolation: bool = False, fallback=None):
         self.path = path
         self.limit = float(limit)
         self.allow = allow_extrapolation
+        self.fallback = fallback
         if not isinstance(data, dict):
             raise ValueError(f"{path}: the kernel table must be a JSON object")
         self.source = data.get("source")
@@ -159,6 +166,19 @@ class KernelTable:
         self.lookups = 0
         self.extrapolated = 0
         self.max_factor = 1.0
+        table_phases = {k[1] for k in self.entries}
+        # Phases the table has no kernel for: the fallback's, if any.
+        self.fallback_phases = tuple(ph for ph in PHASES if ph not in table_phases) \
+            if fallback is not None else ()
+
+    @property
+    def measured(self) -> bool:
+        """True when every phase comes from the timing-model table."""
+        return not self.fallback_phases
+
+    @property
+    def phase_sources(self) -> Dict[str, str]:
+        return {ph: ("roofline" if ph in self.fallback_phases else "table") for ph in PHASES}
 
     @classmethod
     def load(cls, path: str, **kw) -> "KernelTable":
@@ -173,13 +193,21 @@ class KernelTable:
 
     @property
     def label(self) -> str:
-        return f"timing-model table {self.path} ({self.source})"
+        lab = f"timing-model table {self.path} ({self.source})"
+        if self.fallback_phases:
+            lab = (f"{'/'.join(ph for ph in PHASES if ph not in self.fallback_phases)}: "
+                   f"{lab}; {'/'.join(self.fallback_phases)}: {self.fallback.label} "
+                   f"(the table has no {'/'.join(self.fallback_phases)} kernel)")
+        return lab
 
     def bind(self, head_dim: int, gqa: int, block_size: int, formats) -> None:
         """Fix the model's kernel parameters; every needed (format, phase)
-        must be in the table."""
+        must be in the table, except phases the fallback covers."""
+        if self.fallback is not None:
+            self.fallback.bind(head_dim, gqa, block_size, formats)
         missing = [f"{f}/{ph}" for f in formats for ph in PHASES
-                   if (f, ph, head_dim, gqa, block_size) not in self.entries]
+                   if ph not in self.fallback_phases
+                   and (f, ph, head_dim, gqa, block_size) not in self.entries]
         if missing:
             have = sorted({f"{k[0]}/{k[1]} D={k[2]} gqa={k[3]} block={k[4]}"
                            for k in self.entries})
@@ -192,6 +220,8 @@ class KernelTable:
                      context: float, query_len: float) -> float:
         if self.bound is None:
             raise RuntimeError("KernelTable.bind() first")
+        if phase in self.fallback_phases:
+            return self.fallback.attention_us(fmt, phase, batch, kv_heads, context, query_len)
         e = self.entries[(fmt, phase) + self.bound]
         t, factor = e.at(float(batch * kv_heads * query_len), float(context))
         self.lookups += 1
@@ -211,6 +241,12 @@ class KernelTable:
         if self.extrapolated:
             n.append(f"EXTRAPOLATED {self.extrapolated} of {self.lookups} table lookups "
                      f"(up to {self.max_factor:.2f}x beyond the table's range)")
+        if self.fallback_phases:
+            n += self.fallback.notes()
+            n.append(f"NOT MEASURED: {' and '.join(self.fallback_phases)} attention times come "
+                     f"from the roofline model (no such kernel in the table); "
+                     f"{' and '.join(ph for ph in PHASES if ph not in self.fallback_phases)} "
+                     f"times from the timing-model table")
         return n
 
 
