@@ -3,8 +3,25 @@
 from __future__ import annotations
 
 import math
+from typing import List
 
-from .report import table
+
+def _fmt(v, nd=4):
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "n/a"
+        if math.isinf(v):
+            return "inf"
+        return f"{v:.{nd}f}"
+    return str(v)
+
+
+def table(headers: List[str], rows: List[List]) -> str:
+    """A markdown table; floats with 4 decimals."""
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for r in rows:
+        out.append("| " + " | ".join(_fmt(x) if not isinstance(x, str) else x for x in r) + " |")
+    return "\n".join(out)
 
 
 def _pct(x):

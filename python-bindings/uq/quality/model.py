@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .data import LM, bf16_round
+from .data import LM, bf16_round, check_windows
 
 try:  # Fast single-threaded float32 GEMM from the native module, if built.
     from .. import _uq as _native  # type: ignore
@@ -154,7 +154,7 @@ class Model:
             s /= s.sum(axis=-1, keepdims=True)
             o = self._r(matmul(self._r(s), np.broadcast_to(vj, (g, T, hd))))
             if fmt is not None:
-                o = fmt.post_out(o, layer, j)
+                o = fmt.post_out(o, layer, j, v[:, j, :])
             out[:, j * g:(j + 1) * g, :] = np.transpose(o, (1, 0, 2))
         return out.reshape(T, hq * hd)
 
@@ -211,6 +211,9 @@ def bits_per_byte(model: Model, policy=None, windows: Optional[Sequence[int]] = 
     policy quantising nothing before ``first_quant_layer`` starts there."""
     if windows is None:
         windows = model.lm.eval_windows
+    # Every window is checked before the first forward pass.
+    check_windows(list(windows), len(model.lm.val_bytes), length,
+                  model.lm.text_path or "val.txt")
     vals = []
     for s in windows:
         tok, tgt = window_tokens(model.lm, s, length)

@@ -21,32 +21,42 @@ wins over a per-layer one.
 
 from __future__ import annotations
 
-import itertools
 import json
+import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .formats import KVFormat, parse_format
+import numpy as np
+
+from .formats import Calibration, KVFormat, parse_format
 
 SCHEMA = "uq.precision-policy/1"
 
 
 class Policy:
     def __init__(self, default: str = "uq", overrides: Optional[List[dict]] = None,
-                 meta: Optional[dict] = None, codebooks=None):
+                 meta: Optional[dict] = None, calib: Optional[Calibration] = None):
+        if not isinstance(default, str):
+            raise ValueError(f"policy 'default' must be a format spec string, got {default!r}")
         self.default = default
+        if not isinstance(overrides or [], list):
+            raise ValueError("policy 'overrides' must be a list")
         self.overrides = list(overrides or [])
         self.meta = dict(meta or {})
         self._cache: Dict[str, KVFormat] = {}
-        self._codebooks = codebooks
+        self._calib = calib
         for o in self.overrides:
-            if "layer" not in o or "format" not in o:
+            if not isinstance(o, dict) or "layer" not in o or "format" not in o:
                 raise ValueError(f"policy override needs 'layer' and 'format': {o}")
+            for key in ("layer", "kv_head"):
+                v = o.get(key)
+                if key in o and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                    raise ValueError(f"policy override {o}: {key!r} must be an integer >= 0")
             self._fmt(o["format"])          # validate early
         self._fmt(default)
 
     def _fmt(self, spec: str) -> KVFormat:
         if spec not in self._cache:
-            self._cache[spec] = parse_format(spec, self._codebooks)
+            self._cache[spec] = parse_format(spec, self._calib)
         return self._cache[spec]
 
     def spec(self, layer: int, head: int) -> str:
@@ -85,14 +95,18 @@ class Policy:
             f.write("\n")
 
     @classmethod
-    def load(cls, path: str, codebooks=None) -> "Policy":
+    def load(cls, path: str, calib: Optional[Calibration] = None) -> "Policy":
         with open(path) as f:
-            d = json.load(f)
-        if d.get("schema") != SCHEMA:
+            try:
+                d = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: not JSON ({e})") from None
+        if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+            d = d if isinstance(d, dict) else {}
             raise ValueError(f"{path}: schema must be {SCHEMA!r}, got {d.get('schema')!r}")
         meta = {k: v for k, v in d.items() if k not in ("schema", "default", "overrides",
                                                          "bits_per_element")}
-        return cls(d.get("default", "uq"), d.get("overrides", []), meta, codebooks)
+        return cls(d.get("default", "uq"), d.get("overrides", []), meta, calib)
 
     @classmethod
     def uniform(cls, spec: str) -> "Policy":
@@ -108,7 +122,8 @@ def static_rule(layers: int, protect: int, quant: str = "uq") -> Policy:
 
 def sensitivity(model, spec: str, windows: Sequence[int], unit: str = "head",
                 prefix_cache: Optional[dict] = None, base: Optional[float] = None,
-                log=print) -> Dict[Tuple[int, Optional[int]], float]:
+                log=print, calib: Optional[Calibration] = None
+                ) -> Dict[Tuple[int, Optional[int]], float]:
     """bits/byte increase when only one unit (a layer, or one KV head of a
     layer) is cached in ``spec`` and everything else in BF16."""
     from .model import bits_per_byte
@@ -124,7 +139,7 @@ def sensitivity(model, spec: str, windows: Sequence[int], unit: str = "head",
     out = {}
     for l, h in units:
         pol = Policy("bf16", [{"layer": l, "format": spec} if h is None else
-                              {"layer": l, "kv_head": h, "format": spec}])
+                              {"layer": l, "kv_head": h, "format": spec}], calib=calib)
         b = bits_per_byte(model, pol, windows, prefix_cache=prefix_cache, first_quant_layer=l)
         out[(l, h)] = b - base
         log(f"  sensitivity {spec} layer {l}" + ("" if h is None else f" head {h}") +
@@ -132,30 +147,78 @@ def sensitivity(model, spec: str, windows: Sequence[int], unit: str = "head",
     return out
 
 
+def upgrade_sensitivity(model, base: str, specs: Sequence[str], windows: Sequence[int],
+                        log=print, calib: Optional[Calibration] = None):
+    """bits/byte change when one KV head is cached in ``spec`` and every
+    other one in ``base`` (negative: the head's upgrade helps). The forward
+    pass of the all-``base`` model is cached per window, so a run for a head
+    of layer l starts at l. Returns (bpb of all-base, {spec: {(l, h): d}})."""
+    from .model import window_tokens
+
+    cfg = model.cfg
+    L, H = cfg["layers"], cfg["hk"]
+    base_pol = Policy(base, calib=calib)
+    cache = []
+    for w in windows:
+        tok, tgt = window_tokens(model.lm, w)
+        res: list = []
+        ce = model.forward(tok, tgt, base_pol, residuals=res)
+        cache.append((tok, tgt, res, ce.mean() / math.log(2)))
+    b0 = float(np.mean([c[3] for c in cache]))
+    out: Dict[str, Dict[Tuple[int, int], float]] = {}
+    for spec in specs:
+        out[spec] = {}
+        for l in range(L):
+            for h in range(H):
+                pol = Policy(base, [{"layer": l, "kv_head": h, "format": spec}], calib=calib)
+                vals = [model.forward(tok, tgt, pol, start_layer=l, x0=res[l]).mean() / math.log(2)
+                        for tok, tgt, res, _ in cache]
+                out[spec][(l, h)] = float(np.mean(vals)) - b0
+                log(f"  {spec} at L{l}H{h} (rest {base}): {out[spec][(l, h)]:+.5f} bits/byte")
+    return b0, out
+
+
 def optimise(sens: Dict[str, Dict[Tuple[int, Optional[int]], float]],
-             bits: Dict[str, float], budget: float, default: str) -> Tuple[Policy, float]:
-    """Exhaustive search over per-unit format choices minimising the summed
-    (additive-model) bits/byte increase with mean bits/element <= budget.
-    ``sens[spec][unit]`` is the measured increase (BF16 = 0)."""
-    specs = list(sens.keys()) + ["bf16"]
-    units = sorted(next(iter(sens.values())).keys(), key=lambda u: (u[0], -1 if u[1] is None else u[1]))
-    best, best_cost = None, float("inf")
-    for choice in itertools.product(specs, repeat=len(units)):
-        mean_bits = sum(bits[s] for s in choice) / len(units)
-        if mean_bits > budget + 1e-9:
-            continue
-        cost = sum(0.0 if s == "bf16" else sens[s][u] for s, u in zip(choice, units))
-        if cost < best_cost - 1e-12 or (abs(cost - best_cost) <= 1e-12 and best is not None
-                                        and mean_bits < best[1]):
-            best, best_cost = (choice, mean_bits), cost
-    if best is None:
-        raise ValueError(f"no policy fits {budget} bits/element")
+             bits: Dict[str, float], budget: float, default: str,
+             calib: Optional[Calibration] = None, free: str = "bf16") -> Tuple[Policy, float]:
+    """The per-unit format choice minimising the summed (additive-model)
+    bits/byte increase with mean bits/element <= budget; ``sens[spec][unit]``
+    is the measured increase against ``free`` (default BF16), which costs 0
+    (with upgrade_sensitivity: the base format). Exact: a dynamic programme
+    over the units keeping, per reachable bit total, the least cost (ties:
+    the first choice in (candidates..., free) order per unit); among equal
+    costs the smaller bit total wins."""
+    specs = list(sens.keys()) + ([free] if free not in sens else [])
+    units = sorted(next(iter(sens.values())).keys(),
+                   key=lambda u: (u[0], -1 if u[1] is None else u[1]))
+    n = len(units)
+    # Bit totals are kept exactly as multiples of 2^-20 (every format's bits
+    # are dyadic: 4.25, 4.28125, 8, ...).
+    q = 1 << 20
+    limit = int(round(budget * n * q))
+    states: Dict[int, Tuple[float, tuple]] = {0: (0.0, ())}
+    for u in units:
+        nxt: Dict[int, Tuple[float, tuple]] = {}
+        for tot, (cost, choice) in states.items():
+            for s in specs:
+                t = tot + int(round(bits[s] * q))
+                if t > limit:
+                    continue
+                c = cost + (0.0 if s == free else sens[s][u])
+                if t not in nxt or c < nxt[t][0] - 1e-12:
+                    nxt[t] = (c, choice + (s,))
+        states = nxt
+    if not states:
+        raise ValueError(f"no policy fits {budget:g} bits/element")
+    best_t = min(states, key=lambda t: (round(states[t][0], 12), t))
+    best_cost, best_choice = states[best_t]
     over = []
-    for s, (l, h) in zip(best[0], units):
+    for s, (l, h) in zip(best_choice, units):
         if s != default:
             o = {"layer": l, "format": s}
             if h is not None:
                 o["kv_head"] = h
             over.append(o)
     return Policy(default, over, {"budget_bits_per_element": budget,
-                                  "predicted_increase": round(best_cost, 5)}), best_cost
+                                  "predicted_increase": round(best_cost, 5)},
+                  calib=calib), best_cost

@@ -20,7 +20,8 @@ import numpy as np
 from . import backend as B
 from . import study as S
 from .data import load_lm
-from .formats import BF16, UltraQuant, parse_format
+from .doc import render, table  # noqa: F401  (table: used by callers)
+from .formats import BF16, Calibration, UltraQuant, parse_format
 from .metrics import activation_metrics
 from .model import Model, bits_per_byte
 from .policy import Policy, optimise, sensitivity, static_rule
@@ -28,26 +29,11 @@ from .policy import Policy, optimise, sensitivity, static_rule
 COMMAND = "PYTHONPATH=build/python-bindings /usr/bin/python3 -m uq.quality report"
 
 
-def _fmt(v, nd=4):
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "n/a"
-        if math.isinf(v):
-            return "inf"
-        return f"{v:.{nd}f}"
-    return str(v)
-
-
-def table(headers: List[str], rows: List[List]) -> str:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for r in rows:
-        out.append("| " + " | ".join(_fmt(x) if not isinstance(x, str) else x for x in r) + " |")
-    return "\n".join(out)
-
-
 class Report:
-    def __init__(self, shared=None, out_doc="docs/accuracy.md", quick=False, log=print):
-        self.lm = load_lm(shared)
+    def __init__(self, lm, out_doc="docs/accuracy.md", quick=False, command_args=None,
+                 log=print):
+        self.lm = lm if not isinstance(lm, (str, type(None))) else load_lm(lm)
+        self.calib = Calibration(self.lm)
         self.model = Model(self.lm)
         self.out_doc = out_doc
         self.fig_dir = os.path.join(os.path.dirname(out_doc) or ".", "accuracy")
@@ -112,7 +98,7 @@ class Report:
         plt.close(fig)
 
         # (b) distortion: calibrate codebooks on sequence 0, evaluate on sequence 1.
-        self.codebooks = S.calibrate_codebooks(self.lm, 0)
+        self.codebooks = {sc: self.calib.codebook(sc) for sc in ("norm", "e8m0")}
         held = S.real_sets(self.lm, 1)
         c_opt_real = {n: opt[f"real {n}"][0] for n in held}
         held["gaussian"] = S.synthetic_rows("gaussian", seed=1)
@@ -176,7 +162,7 @@ class Report:
 
         # Quality-tool table on the activations.
         qfmts = [parse_format("fp8"), parse_format("uq"), parse_format("uq:norot"),
-                 parse_format("int4"), parse_format("lloydmax", self.codebooks),
+                 parse_format("int4"), parse_format("lloydmax", self.calib),
                  UltraQuant(c_k=c_k, c_v=c_vr, rotate_v=True, label="uq:c=opt,rotv")]
         self.quality_table(qfmts)
 
@@ -189,7 +175,7 @@ class Report:
                 ("lloydmax:e8m0", "lloydmax:e8m0", None)]
         bpb = {}
         for label, spec, mkey in base:
-            f = parse_format(spec, self.codebooks)
+            f = parse_format(spec, self.calib)
             bpb[label] = {"bits": f.bits, "bpb": self.bpb(f),
                           "manifest": manifest.get(mkey) if mkey else None}
         self.res["bpb"] = bpb
@@ -221,8 +207,10 @@ class Report:
 
         # Sensitivity and policies (part 4).
         self.log("sensitivity")
-        sens = {"uq": sensitivity(self.model, "uq", self.sens_windows, "head", self.prefix, log=self.log),
-                "fp8": sensitivity(self.model, "fp8", self.sens_windows, "head", self.prefix, log=self.log)}
+        sens = {"uq": sensitivity(self.model, "uq", self.sens_windows, "head", self.prefix, log=self.log,
+                                  calib=self.calib),
+                "fp8": sensitivity(self.model, "fp8", self.sens_windows, "head", self.prefix, log=self.log,
+                                   calib=self.calib)}
         self.res["sensitivity"] = {s: {f"{l},{h}": d for (l, h), d in v.items()} for s, v in sens.items()}
         sens_layer = sensitivity(self.model, "uq", self.sens_windows, "layer", self.prefix, log=self.log)
         self.res["sensitivity_layer"] = {str(l): d for (l, _), d in sens_layer.items()}
@@ -287,6 +275,5 @@ class Report:
 
     # ------------------------------------------------------------------
     def write_md(self):
-        from .doc import render
         with open(self.out_doc, "w") as f:
             f.write(render(self.res, COMMAND + (" --quick" if self.quick else "")))
