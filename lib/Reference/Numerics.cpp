@@ -101,6 +101,16 @@ uint8_t uq::ref::ue8m0ScaleByte(float absmax, double c) {
   return static_cast<uint8_t>(e + 127);
 }
 
+uint8_t uq::ref::e4m3ScaleByte(float absmax, double c) {
+  if (!(absmax != 0.0f) || !std::isfinite(absmax))
+    return 0;
+  float s = static_cast<float>(c) * std::fabs(absmax);
+  if (!(s <= 448.0f))
+    s = 448.0f; // Saturate (also an infinite product).
+  uint8_t b = fp8e4m3Encode(s, Fp8Overflow::Saturate);
+  return b == 0 ? 1 : b;
+}
+
 float uq::ref::fp8e4m3Decode(uint8_t b) {
   bool neg = b & 0x80;
   int exp = (b >> 3) & 0xF;

@@ -119,6 +119,22 @@ y = fp4_e4m3_scale_roundtrip(x, 32)
 assert np.array_equal(y[0, :4], np.array([6, 2, -3, 0], np.float32)), y[0, :4]
 y = fp4_e4m3_scale_roundtrip(x, 32, search=True)
 assert np.array_equal(y[0, :4], np.array([5.625, 2.8125, -2.8125, 0.46875], np.float32)), y
+# The same group through the reference bindings' bytes (ScaleCode::E4M3):
+# scale byte 0x38 (1.0), codes 7 (6), 4 (2), 13 (-3), 0; with the search
+# 0x37 (0.9375).
+N = B.native()
+if N is not None:
+    codes, scales = N.quantize(x, c=1 / 6, scale="e4m3")
+    assert scales[0, 0] == 0x38 and list(codes[0, :2]) == [0x47, 0x0D], (scales, codes)
+    assert N.quantize(x, c=1 / 6, scale="e4m3", scale_rule="mse_search")[1][0, 0] == 0x37
+    assert np.array_equal(N.dequantize(codes, scales, scale="e4m3")[0, :4], [6, 2, -3, 0])
+    assert N.e4m3_scale(np.array([6.0, 0.0, 1e9], np.float32)).tolist() == [0x38, 0, 0x7E]
+    try:
+        N.quantize(x, scale="e5m2")
+    except ValueError as e:
+        assert "e4m3" in str(e)
+    else:
+        raise AssertionError("an unknown scale code must be refused")
 # absmax 3: S = e4m3(0.5) = 0.5 exactly; 1.3 / 0.5 = 2.6 -> 3 -> 1.5.
 x[0, :4] = [3, 1.3, 0, 0]
 assert fp4_e4m3_scale_roundtrip(x, 32)[0, 1] == 1.5

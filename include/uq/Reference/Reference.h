@@ -123,6 +123,13 @@ float e8m0Decode(uint8_t b);
 /// See docs/reference-numerics.md.
 uint8_t ue8m0ScaleByte(float absmax, double c = 0.156);
 
+/// The E4M3 scale byte of an FP4 group with maximum magnitude \p absmax
+/// (ScaleCode::E4M3): s = float(c) * absmax in float32 (RNE), clamped to
+/// 448, rounded to E4M3FN (RNE, subnormals); a positive s that rounds to 0
+/// takes byte 1 (2^-9, the smallest subnormal) so the group stays coded.
+/// Returns the zero sentinel 0 when absmax == 0 or is not finite.
+uint8_t e4m3ScaleByte(float absmax, double c = 1.0 / 6.0);
+
 /// Decodes an OCP FP8 E4M3FN byte (bias 7, no infinities; 0x7f and 0xff are
 /// NaN; max finite 448).
 float fp8e4m3Decode(uint8_t b);
@@ -173,22 +180,40 @@ Status hadamardRotate(float *row, int64_t d,
 /// format; keys use the same with `rotate = true`.
 /// How the exponent of an FP4 group's UE8M0 scale is chosen.
 enum class ScaleRule {
-  /// e = floor(log2(c * absmax) + 0.5), clamped to [-126, 127] (UltraQuant).
+  /// e = floor(log2(c * absmax) + 0.5), clamped to [-126, 127] (UltraQuant);
+  /// with E4M3 scales the byte e4m3ScaleByte(absmax, c).
   LogRound,
   /// Among e0 - 1, e0, e0 + 1 (e0 from LogRound, each clamped), the exponent
   /// whose codes have the least squared error over the group, ties to the
-  /// earlier (smaller) candidate. The error of a group is the sum of
+  /// earlier (smaller) candidate; with E4M3 scales the bytes b0 - 1, b0,
+  /// b0 + 1 clamped to [1, 126] (neighbouring E4M3 values). The error of a group is the sum of
   /// (decoded - x)^2 over its elements in double, each term the square of
   /// an exact double difference, summed as a perfect binary tree in element
   /// order ((t0 + t1) + (t2 + t3)) + ...: a fixed order a GPU can reproduce.
   MseSearch,
 };
 
+/// How the one scale byte of an FP4 group is coded.
+enum class ScaleCode {
+  /// UE8M0: a power of two 2^(byte-127) (UltraQuant; the scaled-MFMA
+  /// operand).
+  UE8M0,
+  /// OCP FP8 E4M3FN: a 4-significant-bit scale (the NVFP4 idea, without its
+  /// tensor scale). Same 1 byte per group, finer steps: for values that a
+  /// kernel reads after conversion (or folds into the softmax weights, V).
+  /// The group is coded as fp4(x / S), S = fp8e4m3Decode(byte), a correctly
+  /// rounded float division; decoding is fp4Decode(code) * S (exact).
+  E4M3,
+};
+
 struct Format {
   ElementCode code = ElementCode::FP4_E2M1;
-  /// Channels per UE8M0 scale (FP4 only); must divide the head dim.
+  /// Channels per scale (FP4 only); must divide the head dim.
   int groupSize = 32;
-  /// The scale constant c of s = c * absmax (FP4 only).
+  /// The code of the FP4 group scales.
+  ScaleCode scaleCode = ScaleCode::UE8M0;
+  /// The scale constant c of s = c * absmax (FP4 only); E4M3 scales want
+  /// c = 1/6 (absmax onto the largest FP4 level).
   double c = 0.156;
   /// Rotate by H_D / sqrt(D) before encoding (keys).
   bool rotate = false;

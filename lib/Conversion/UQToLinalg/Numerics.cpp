@@ -162,6 +162,25 @@ Value ScalarEmitter::ue8m0ScaleByte(Value absmaxBits, double c) {
   return arith::SelectOp::create(b, loc, sentinel, i32(0), byte);
 }
 
+Value ScalarEmitter::e4m3ScaleByte(Value absmaxBits, double c) {
+  Value isZero =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, absmaxBits, i32(0));
+  Value nonFinite = arith::CmpIOp::create(b, loc, CmpIPredicate::uge,
+                                          absmaxBits, i32(0x7F800000));
+  Value sentinel = arith::OrIOp::create(b, loc, isZero, nonFinite);
+  Value s = arith::MulFOp::create(b, loc, f32(static_cast<float>(c)),
+                                  fromBits(absmaxBits));
+  // Saturate at 448 (an infinite product too): !(s <= 448).
+  Value over = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, s,
+                                     f32(448.0f));
+  s = arith::SelectOp::create(b, loc, over, f32(448.0f), s);
+  Value byte = fp8Encode(s);
+  // A positive scale that underflows keeps the smallest subnormal (byte 1).
+  Value under = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, byte, i32(0));
+  byte = arith::SelectOp::create(b, loc, under, i32(1), byte);
+  return arith::SelectOp::create(b, loc, sentinel, i32(0), byte);
+}
+
 Value ScalarEmitter::e8m0Normal(Value byte) {
   return fromBits(arith::ShLIOp::create(b, loc, byte, i32(23)));
 }

@@ -146,8 +146,14 @@ def fp4_e4m3_scale_roundtrip(x: np.ndarray, group: int = 32, c: float = 1 / 6,
     keeps the least squared error (ties: the smaller scale). Absmax 0 or not
     finite: scale byte 0, all codes 0. A kernel reads it after conversion to
     bf16, or folds S into the probabilities (V); the scaled MFMA cannot take
-    it as a K scale (UE8M0 only)."""
+    it as a K scale (UE8M0 only). With the native library this is its
+    ScaleCode::E4M3 (#uq.kv_format<fp4_e2m1, scale = e4m3>; the search sums
+    f64 errors as a binary tree, the numpy fallback in another order)."""
     x = np.ascontiguousarray(x, dtype=np.float32)
+    if B.native() is not None:      # the reference library (ScaleCode::E4M3)
+        return B.native().quantize_dequantize(
+            x, c=float(c), group_size=group, rounding=rounding, scale="e4m3",
+            scale_rule="mse_search" if search else "log_round")
     g = x.reshape(*x.shape[:-1], -1, group)
     m = np.abs(g).max(axis=-1)
     zero = ~np.isfinite(m) | (m == 0)

@@ -18,8 +18,13 @@ func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = 0.1, c = 0.2>} { retu
 
 // -----
 
-// expected-error @+1 {{unknown scale 'e4m3' (expected none or ue8m0)}}
-func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale = e4m3>} { return }
+// expected-error @+1 {{unknown scale 'e5m2' (expected none, ue8m0 or e4m3)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale = e5m2>} { return }
+
+// -----
+
+// expected-error @+1 {{scale = e4m3 is defined for fp4_e2m1 elements only}}
+func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, scale = e4m3>} { return }
 
 // -----
 
@@ -68,7 +73,7 @@ func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale_rule = best>} { ret
 
 // -----
 
-// expected-error @+1 {{scale_rule = mse_search is defined for fp4_e2m1 with ue8m0 scales only}}
+// expected-error @+1 {{scale_rule = mse_search is defined for fp4_e2m1 with scales only}}
 func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, scale_rule = mse_search>} { return }
 
 // -----

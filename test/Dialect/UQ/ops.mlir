@@ -51,6 +51,24 @@ func.func @scale_rule(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x4xi8>
 
 // -----
 
+// FP4 with E4M3 group scales (values; docs/accuracy.md): the default c is
+// 1/6, printed only when it differs; group 16 and the search are allowed.
+// CHECK-LABEL: func @e4m3_scales
+func.func @e4m3_scales(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x8xi8>, tensor<4x128xf32>) {
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+      : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x8xi8>
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp4_e2m1, scale = e4m3, c = 0.2, rotation = hadamard>}
+  %c2, %s2 = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, rotation = hadamard, scale = e4m3, c = 0.2>}
+      : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x4xi8>
+  // CHECK: uq.dequantize %{{.*}}, %{{.*}} {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+  %d = uq.dequantize %c, %s {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+      : tensor<4x64xi8>, tensor<4x8xi8> -> tensor<4x128xf32>
+  return %c, %s, %d : tensor<4x64xi8>, tensor<4x8xi8>, tensor<4x128xf32>
+}
+
+// -----
+
 // FP8 with MX-style UE8M0 group scales is expressible.
 // CHECK-LABEL: func @fp8_scaled
 func.func @fp8_scaled(%x: tensor<?x64xf32>) -> (tensor<?x64xi8>, tensor<?x2xi8>) {

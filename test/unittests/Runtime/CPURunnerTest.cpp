@@ -435,6 +435,51 @@ TEST(CPUQuantizeMseSearch, NonDefaultFormatBitExact) {
   }
 }
 
+// FP4 with E4M3 group scales (#uq.kv_format<fp4_e2m1, scale = e4m3>, the
+// accuracy study's value format), with and without the search, groups 16
+// and 32, rotated and not: codes, scale bytes and decoded values bit-exact
+// with ref::encodeRow/decodeRow. The adversarial rows hold groups whose
+// c * absmax saturates at 448 (2^120) or underflows to byte 1 (2^-130),
+// zero and non-finite groups and FP4 midpoints.
+TEST(CPUQuantizeE4M3Scales, RandomHeavyTailedAndAdversarialRowsBitExact) {
+  for (int group : {16, 32}) {
+    for (bool rotate : {false, true}) {
+      for (bool search : {false, true}) {
+        SCOPED_TRACE("group " + std::to_string(group) +
+                     (rotate ? ", rotated" : "") + (search ? ", search" : ""));
+        ref::Format f;
+        f.scaleCode = ref::ScaleCode::E4M3;
+        f.c = 1.0 / 6.0;
+        f.groupSize = group;
+        f.rotate = rotate;
+        f.scaleRule =
+            search ? ref::ScaleRule::MseSearch : ref::ScaleRule::LogRound;
+        Rng rng(group * 4 + rotate * 2 + search);
+        std::vector<float> gauss(64 * 128);
+        for (size_t i = 0; i < gauss.size(); ++i)
+          gauss[i] = bf16Round(rng.normal(i % 89 == 0 ? 30.0f : 1.0f));
+        std::vector<float> rest = heavyTailedRows(64, 128, group + 11);
+        std::vector<float> adv = adversarialRows(128);
+        rest.insert(rest.end(), adv.begin(), adv.end());
+        if (search)
+          EXPECT_GT(movedGroups(f, gauss, 128), 0);
+        std::string fmt =
+            llvm::formatv("#uq.kv_format<fp4_e2m1, scale = e4m3, group = "
+                          "{0}{1}{2}>",
+                          group, rotate ? ", rotation = hadamard" : "",
+                          search ? ", scale_rule = mse_search" : "")
+                .str();
+        {
+          SCOPED_TRACE("gaussian bf16");
+          expectCodecMatches(f, fmt, gauss, 128, true);
+        }
+        SCOPED_TRACE("heavy-tailed and adversarial f32");
+        expectCodecMatches(f, fmt, rest, 128, false);
+      }
+    }
+  }
+}
+
 // FP8 E4M3 and bf16 codes of special and random values, and the decode of
 // every FP8 byte, against the reference's scalar conversions.
 TEST(CPUQuantize, Fp8AndBf16CodesBitExact) {
@@ -789,11 +834,18 @@ struct AttnCase {
   /// Values coded in the Hadamard-rotated domain (the output is rotated
   /// back by decode_attention).
   bool vRotated = false;
+  /// Values with E4M3 group scales (c = 1/6) and the search.
+  bool vE4M3 = false;
 };
 
 ref::Format valueFormatOf(const AttnCase &c) {
   ref::Format vf = ref::valueFormat();
   vf.rotate = c.vRotated;
+  if (c.vE4M3) {
+    vf.scaleCode = ref::ScaleCode::E4M3;
+    vf.c = 1.0 / 6.0;
+    vf.scaleRule = ref::ScaleRule::MseSearch;
+  }
   return vf;
 }
 
@@ -883,6 +935,7 @@ std::string attrs(const AttnCase &c) {
   return std::string("{k_format = #uq.kv_format<fp4_e2m1, rotation = "
                      "hadamard>, v_format = #uq.kv_format<fp4_e2m1") +
          (c.vRotated ? ", rotation = hadamard" : "") +
+         (c.vE4M3 ? ", scale = e4m3, scale_rule = mse_search" : "") +
          ">, layout = #uq.cache_layout<vllm_slot>" +
          (c.fp8Query ? "" : ", query_precision = #uq<query_precision f32>") +
          "}";
@@ -906,7 +959,7 @@ std::string caseName(const AttnCase &c) {
   for (int32_t l : c.lens)
     s += "_" + std::to_string(l);
   return s + (c.sinks ? "_sinks" : "") + (c.fp8Query ? "" : "_f32q") +
-         (c.vRotated ? "_vrot" : "");
+         (c.vRotated ? "_vrot" : "") + (c.vE4M3 ? "_ve4m3" : "");
 }
 
 const AttnCase kAttnCases[] = {
@@ -920,6 +973,12 @@ const AttnCase kAttnCases[] = {
     {2, 32, 2, 64, 8, 4, {29, 17}, false, false},
     // Rotated values: the output comes back to the original domain.
     {2, 8, 2, 128, 16, 4, {45, 9}, true, true, /*vRotated=*/true},
+    // Values with E4M3 group scales (the accuracy study's value format),
+    // rotated and not.
+    {2, 8, 2, 128, 16, 4, {45, 9}, true, true, /*vRotated=*/true,
+     /*vE4M3=*/true},
+    {1, 4, 2, 64, 16, 3, {40}, false, true, /*vRotated=*/false,
+     /*vE4M3=*/true},
 };
 
 class CPUAttention : public ::testing::TestWithParam<AttnCase> {};

@@ -19,7 +19,12 @@ def UQ_ElementCode : I32EnumAttr<"ElementCode",
 def UQ_ScaleEncoding : I32EnumAttr<"ScaleEncoding",
     "encoding of the per-group scale", [
       I32EnumAttrCase<"none", 0>,
-      I32EnumAttrCase<"ue8m0", 1>
+      // A power of two 2^(byte - 127) (UltraQuant; the scaled MFMA's operand).
+      I32EnumAttrCase<"ue8m0", 1>,
+      // An OCP FP8 E4M3FN value (fp4_e2m1 only): byte = e4m3(c * absmax),
+      // codes fp4(x / S); finer than a power of two for the same byte. For
+      // values (read after conversion, or folded into the probabilities).
+      I32EnumAttrCase<"e4m3", 2>
     ]> {
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
