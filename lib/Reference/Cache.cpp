@@ -89,7 +89,8 @@ Status uq::ref::validateGeometry(const Format &kf, const Format &vf,
 Status uq::ref::cacheWrite(const Format &kf, const Format &vf,
                            const CacheGeometry &g, const float *k,
                            const float *v, const int64_t *slotMapping,
-                           int64_t numTokens, uint8_t *cache) {
+                           int64_t numTokens, uint8_t *cache,
+                           const float *kMean, const float *vMean) {
   Status st = validateGeometry(kf, vf, g);
   if (!st.ok())
     return st;
@@ -109,6 +110,15 @@ Status uq::ref::cacheWrite(const Format &kf, const Format &vf,
 
   const int64_t d = g.headDim;
   const SlotParts parts = slotParts(kf, vf, d);
+  std::vector<float> centred(d);
+  // The row to code: x itself, or x - mean[h] (float subtraction).
+  auto rowOf = [&](const float *x, const float *mean, int64_t h) {
+    if (!mean)
+      return x;
+    for (int64_t i = 0; i < d; ++i)
+      centred[i] = x[i] - mean[h * d + i];
+    return static_cast<const float *>(centred.data());
+  };
   for (int64_t t = 0; t < numTokens; ++t) {
     int64_t slot = slotMapping[t];
     if (slot < 0)
@@ -116,10 +126,12 @@ Status uq::ref::cacheWrite(const Format &kf, const Format &vf,
     for (int64_t h = 0; h < g.numKvHeads; ++h) {
       uint8_t *base = cache + slotOffset(g, slot, h);
       const int64_t row = (t * g.numKvHeads + h) * d;
-      st = encodeRow(kf, k + row, d, base + parts.kCodes, base + parts.kScales);
+      st = encodeRow(kf, rowOf(k + row, kMean, h), d, base + parts.kCodes,
+                     base + parts.kScales);
       if (!st.ok())
         return st; // Unreachable: the formats were validated.
-      st = encodeRow(vf, v + row, d, base + parts.vCodes, base + parts.vScales);
+      st = encodeRow(vf, rowOf(v + row, vMean, h), d, base + parts.vCodes,
+                     base + parts.vScales);
       if (!st.ok())
         return st;
     }
@@ -136,7 +148,8 @@ template <typename Acc>
 void attendOne(const Format &kf, const Format &vf, const CacheGeometry &g,
                const SlotParts &parts, const uint8_t *cache, Acc softmaxScale,
                const float *q, int64_t kvHead, const int32_t *blockTable,
-               int64_t seqLen, const float *sink, float *out) {
+               int64_t seqLen, const float *sink, const float *kMean,
+               const float *vMean, float *out) {
   const int64_t d = g.headDim;
   std::vector<float> row(d);
   std::vector<Acc> logits(seqLen);
@@ -154,6 +167,9 @@ void attendOne(const Format &kf, const Format &vf, const CacheGeometry &g,
     const uint8_t *base = slotBase(j);
     (void)decodeRow(kf, base + parts.kCodes, base + parts.kScales, d,
                     row.data());
+    if (kMean)
+      for (int64_t i = 0; i < d; ++i)
+        row[i] += kMean[i];
     Acc dot = 0;
     for (int64_t i = 0; i < d; ++i)
       dot += static_cast<Acc>(q[i]) * static_cast<Acc>(row[i]);
@@ -170,6 +186,9 @@ void attendOne(const Format &kf, const Format &vf, const CacheGeometry &g,
     const uint8_t *base = slotBase(j);
     (void)decodeRow(vf, base + parts.vCodes, base + parts.vScales, d,
                     row.data());
+    if (vMean)
+      for (int64_t i = 0; i < d; ++i)
+        row[i] += vMean[i];
     for (int64_t i = 0; i < d; ++i)
       acc[i] += p * static_cast<Acc>(row[i]);
   }
@@ -224,6 +243,19 @@ Status uq::ref::decodeAttention(const Format &kf, const Format &vf,
   const int64_t groupSize = numQHeads / g.numKvHeads;
   const SlotParts parts = slotParts(kf, vf, d);
   std::vector<float> qr(d);
+  // The means in the coded domain of their rows (rotated like the format).
+  auto codedMeans = [&](const float *mean, const Format &f) {
+    std::vector<float> m;
+    if (!mean)
+      return m;
+    m.assign(mean, mean + g.numKvHeads * d);
+    if (f.rotate)
+      for (int64_t h = 0; h < g.numKvHeads; ++h)
+        (void)hadamardRotate(m.data() + h * d, d, f.rotation);
+    return m;
+  };
+  const std::vector<float> kMean = codedMeans(p.kMean, kf);
+  const std::vector<float> vMean = codedMeans(p.vMean, vf);
   for (int64_t s = 0; s < numSeqs; ++s) {
     for (int64_t h = 0; h < numQHeads; ++h) {
       const float *qIn = q + (s * numQHeads + h) * d;
@@ -239,13 +271,16 @@ Status uq::ref::decodeAttention(const Format &kf, const Format &vf,
       float *o = out + (s * numQHeads + h) * d;
       const int32_t *table =
           blockTables ? blockTables + s * maxBlocks : nullptr;
+      const int64_t kvh = h / groupSize;
+      const float *km = p.kMean ? kMean.data() + kvh * d : nullptr;
+      const float *vm = p.vMean ? vMean.data() + kvh * d : nullptr;
       if (p.accumulateF64)
         attendOne<double>(kf, vf, g, parts, cache,
-                          static_cast<double>(p.softmaxScale), qr.data(),
-                          h / groupSize, table, seqLens[s], sink, o);
+                          static_cast<double>(p.softmaxScale), qr.data(), kvh,
+                          table, seqLens[s], sink, km, vm, o);
       else
         attendOne<float>(kf, vf, g, parts, cache, p.softmaxScale, qr.data(),
-                         h / groupSize, table, seqLens[s], sink, o);
+                         kvh, table, seqLens[s], sink, km, vm, o);
       // Values coded in a rotated domain: the weighted sum is rotated too;
       // H / sqrt(D) is its own inverse.
       if (vf.rotate)

@@ -293,9 +293,14 @@ Status validateGeometry(const Format &kf, const Format &vf,
 /// block * blockSize + offset. A negative slot skips the token (its bytes
 /// stay untouched); padding bytes of a slot are never written. A slot >=
 /// numBlocks * blockSize is an error: then nothing is written.
+/// Optional channel means \p kMean / \p vMean ([numKvHeads, headDim]): the
+/// row coded for (t, h) is k[t, h, :] - kMean[h, :] (float subtraction,
+/// before the format's rotation), likewise for V (uq.cache_write's k_mean /
+/// v_mean).
 Status cacheWrite(const Format &kf, const Format &vf, const CacheGeometry &g,
                   const float *k, const float *v, const int64_t *slotMapping,
-                  int64_t numTokens, uint8_t *cache);
+                  int64_t numTokens, uint8_t *cache,
+                  const float *kMean = nullptr, const float *vMean = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Decode attention
@@ -317,6 +322,12 @@ struct AttentionParams {
   /// Accumulate dot products, softmax sums and the PV product in double
   /// (rounded to float at the end) instead of float.
   bool accumulateF64 = false;
+  /// Channel means ([numKvHeads, headDim], or null) that cacheWrite
+  /// subtracted: added back to every decoded key / value row of the KV head,
+  /// in the row's coded domain (rotated like the format, with its
+  /// RotationArithmetic) by one float addition per element.
+  const float *kMean = nullptr;
+  const float *vMean = nullptr;
 };
 
 /// Reference single-token decode attention over the paged cache \p cache

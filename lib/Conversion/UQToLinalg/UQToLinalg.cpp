@@ -643,6 +643,8 @@ public:
   /// Geometry and operands shared by the attention ops.
   struct Attention {
     Value cache, tables, lens;
+    /// k_mean / v_mean [Hkv, D] in the coded domain of their rows, or null.
+    Value kMean, vMean;
     KVFormatAttr kFormat, vFormat;
     int64_t headDim, numKV, group, blockSize;
     int64_t kScaleOff, vCodeOff, vScaleOff;
@@ -669,7 +671,22 @@ public:
     a.capacity = arith::MulIOp::create(b, loc, dimValue(a.tables, 1),
                                        s.index(a.blockSize));
     a.scale = op.getScale().convertToFloat();
+    if (Value m = op.getKMean())
+      a.kMean = codedDomainRows(m, a.kFormat);
+    if (Value m = op.getVMean())
+      a.vMean = codedDomainRows(m, a.vFormat);
     return a;
+  }
+
+  /// f32(x[t, h, :]) - mean[h, :] for x [T, H, D] and mean [H, D].
+  Value subtractMean(Value x, Value mean) {
+    Value out = empty(sizes(x), b.getF32Type());
+    return generic({x, mean}, out,
+                   {id(3), map(3, {d(1), d(2)}), id(3)}, {kPar, kPar, kPar},
+                   [](ScalarEmitter &es, ValueRange a) -> Value {
+                     return arith::SubFOp::create(es.builder(), es.location(),
+                                                  es.toF32(a[0]), a[1]);
+                   });
   }
 
   /// The query [S, Hq, D] rotated like the keys and rounded per
@@ -710,6 +727,7 @@ public:
     KVFormatAttr format = key ? a.kFormat : a.vFormat;
     int64_t codeOff = key ? 0 : a.vCodeOff;
     int64_t scaleOff = key ? a.kScaleOff : a.vScaleOff;
+    Value mean = key ? a.kMean : a.vMean;
     return generic(
         {}, out, {id(3)}, {kPar, kPar, kPar},
         [&](ScalarEmitter &es, ValueRange) -> Value {
@@ -727,8 +745,13 @@ public:
           blk = arith::MinSIOp::create(
               nb, l, blk,
               arith::SubIOp::create(nb, l, a.numBlocks, es.index(1)));
-          return decodeCacheElement(es, a.cache, blk, off, h, i, format,
-                                    codeOff, scaleOff);
+          Value v = decodeCacheElement(es, a.cache, blk, off, h, i, format,
+                                       codeOff, scaleOff);
+          if (!mean)
+            return v;
+          // The channel mean the cache write subtracted (coded domain).
+          Value m = tensor::ExtractOp::create(nb, l, mean, ValueRange{h, i});
+          return arith::AddFOp::create(nb, l, v, m);
         });
   }
 
@@ -1058,6 +1081,11 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
     int64_t bs = op.getCacheType().getDimSize(1);
     CacheLayoutAttr layout = op.getLayout();
     KVFormatAttr kf = op.getKFormat(), vf = op.getVFormat();
+    // Channel means: the rows coded are x - mean[h] (f32).
+    if (Value m = op.getKMean())
+      key = l.subtractMean(key, m);
+    if (Value m = op.getVMean())
+      value = l.subtractMean(value, m);
 
     // Code every (token, head) row first, vectorised over all rows.
     auto encode = [&](Value x, KVFormatAttr f) {

@@ -464,3 +464,39 @@ func.func @f(%x: tensor<4x64xf32>) {
   %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<4x32xi8>, tensor<4x2xf32>
   return
 }
+
+// -----
+
+func.func @f(%k: tensor<3x2x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x2x136xi8>,
+             %m: tensor<2x64xf32>) {
+  // expected-error @+1 {{'uq.cache_write' op k_mean dimension 1 (head dimension) must be 128, got 64}}
+  %c = uq.cache_write %k, %k, %s into %cache k_mean %m : tensor<2x64xf32> {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x2x128xf32>, tensor<3x2x128xf32>, tensor<3xi64> into tensor<8x16x2x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x2x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x2x136xi8>,
+             %m: tensor<128xf32>) {
+  // expected-error @+1 {{'uq.cache_write' op v_mean must have rank 2, got 'tensor<128xf32>'}}
+  %c = uq.cache_write %k, %k, %s into %cache v_mean %m : tensor<128xf32> {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x2x128xf32>, tensor<3x2x128xf32>, tensor<3xi64> into tensor<8x16x2x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor<1x8xi32>,
+             %lens: tensor<1xi32>, %m: tensor<4x128xf32>) {
+  // expected-error @+1 {{'uq.decode_attention' op v_mean dimension 0 (KV heads) must be 2, got 4}}
+  %o = uq.decode_attention %q, %cache, %bt, %lens v_mean %m scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x2x136xi8>, tensor<1x8xi32>, tensor<1xi32>, tensor<4x128xf32>) -> tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor<1x8xi32>,
+             %lens: tensor<1xi32>, %m: tensor<2x128xf16>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op operand #4 must be ranked tensor of 32-bit float values, but got 'tensor<2x128xf16>'}}
+  %o, %mx, %l = uq.decode_attention_partial %q, %cache, %bt, %lens k_mean %m scale 1.0 partition_size 64 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x2x136xi8>, tensor<1x8xi32>, tensor<1xi32>, tensor<2x128xf16>) -> (tensor<1x4x2x128xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>)
+  return
+}
