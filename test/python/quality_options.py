@@ -168,3 +168,11 @@ assert abs(cost + 0.02) < 1e-12
 pol, cost = optimise(sens, bits, 4.25, "uq", free="uq")
 assert pol.overrides == [] and cost == 0.0
 print("ok")
+
+# Window-parallel loops (uq-quality --jobs N): forked workers return the
+# results in order, the same as the serial loop.
+from uq.quality.model import map_windows  # noqa: E402
+
+assert map_windows(lambda x: x * x, range(7), 2) == [x * x for x in range(7)]
+assert map_windows(lambda x: -x, [3], 4) == [-3]
+print("ok")

@@ -2,7 +2,7 @@
 
     uq-quality metrics [--k K.npy --v V.npy [--q Q.npy]] [--formats ...]
     uq-quality bpb     [--formats ...] [--policy P.json] [--windows N]
-    uq-quality policy  --budget B [--candidates ...] [--out P.json]
+    uq-quality policy  --budget B [--candidates ...] [--base SPEC] [--out P.json]
     uq-quality sweep   [--k K.npy]
     uq-quality report  [--quick] [--out-doc docs/accuracy.md]
 
@@ -184,31 +184,48 @@ def cmd_bpb(a):
 
 
 def cmd_policy(a):
+    from .formats import parse_format
     from .model import Model, bits_per_byte
-    from .policy import Policy, optimise, sensitivity
+    from .policy import optimise, sensitivity, upgrade_sensitivity
     lm = _load(a)
     fmts = _formats(a, lm)
+    calib = _calibration(lm)
+    if a.base:
+        try:
+            base_fmt = parse_format(a.base, calib)
+        except ValueError as e:
+            raise UsageError(str(e))
     L, H = lm.cfg["layers"], lm.cfg["hk"]
     model = Model(lm)
     wins = lm.eval_windows
+    if a.sens_windows and a.sens_windows > len(wins):
+        raise UsageError(f"--sens-windows {a.sens_windows}: only {len(wins)} windows")
     sens_wins = wins[:a.sens_windows] if a.sens_windows else wins
     log = _log(a)
     prefix: dict = {}
-    sens = {}
-    for spec, f in fmts:
-        if f.name == "bf16":
-            continue
-        sens[spec] = sensitivity(model, spec, sens_wins, "head", prefix, log=log,
-                                 calib=_calibration(lm))
     bits = {spec: f.bits for spec, f in fmts}
-    bits["bf16"] = 16.0
-    default = a.default or next(iter(sens))
-    if default not in sens:
-        raise UsageError(f"--default {default!r} is not among the candidates")
+    quant = [spec for spec, f in fmts if f.name != "bf16"]
+    if not a.base and (a.default or (quant[0] if quant else None)) not in quant:
+        raise UsageError(f"--default {a.default!r} is not among the candidates")
+    if a.base:
+        # Against the base format: each head upgraded alone.
+        _, sens = upgrade_sensitivity(model, a.base, [s for s, _ in fmts], sens_wins,
+                                      log=log, calib=calib)
+        default, free = a.base, a.base
+        bits[a.base] = base_fmt.bits
+    else:
+        sens = {}
+        for spec, f in fmts:
+            if f.name == "bf16":
+                continue
+            sens[spec] = sensitivity(model, spec, sens_wins, "head", prefix, log=log,
+                                     calib=calib)
+        bits["bf16"] = 16.0
+        default, free = a.default or quant[0], "bf16"
     out = []
     for budget in a.budget:
         try:
-            pol, pred = optimise(sens, bits, budget, default, calib=_calibration(lm))
+            pol, pred = optimise(sens, bits, budget, default, calib=calib, free=free)
         except ValueError as e:
             raise UsageError(str(e))
         b = bits_per_byte(model, pol, wins, prefix_cache=prefix,
@@ -216,7 +233,7 @@ def cmd_policy(a):
         pol.meta.update({"measured_bpb": round(b, 5), "windows": len(wins),
                          "text": lm.text_path or "val.txt"})
         r = {"budget": budget, "bits_per_element": pol.bits_per_element(L, H),
-             "predicted_increase": pred, "bpb": b, "overrides": pol.overrides}
+             "predicted_change": pred, "bpb": b, "overrides": pol.overrides}
         if a.out:
             path = a.out if len(a.budget) == 1 else a.out.replace(".json", f"-{budget:g}.json")
             pol.save(path, L, H)
@@ -257,7 +274,7 @@ def cmd_sweep(a):
 def cmd_report(a):
     from .report import Report
     lm = _load(a)
-    Report(lm, a.out_doc, quick=a.quick, command_args=a.command_args).run()
+    Report(lm, a.out_doc, quick=a.quick, command_args=a.command_args, jobs=a.jobs).run()
 
 
 def _positive(s):
@@ -289,6 +306,8 @@ def build_parser():
     # Accepted after the subcommand as well (SUPPRESS keeps the top-level value).
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--shared", default=argparse.SUPPRESS, help=shared_help)
+    common.add_argument("--jobs", type=_positive, default=1, metavar="N",
+                        help="evaluate windows in N processes (default 1)")
     text = argparse.ArgumentParser(add_help=False)
     text.add_argument("--text", default=None, metavar="FILE",
                       help="evaluate on this text instead of val.txt (bytes)")
@@ -326,6 +345,10 @@ def build_parser():
                     help="formats a unit may take (bf16 always may); default 'uq;fp8'")
     pp.add_argument("--default", default=None,
                     help="the policy's default format (default: the first candidate)")
+    pp.add_argument("--base", default=None, metavar="SPEC",
+                    help="measure each candidate on one head with every other head in "
+                         "SPEC (instead of BF16) and make SPEC the default; candidates "
+                         "like 'fp8|SPEC' upgrade K only")
     pp.add_argument("--budget", type=_budget, action="append", required=True,
                     help="mean bits/element budget (repeatable)")
     pp.add_argument("--sens-windows", type=_positive, default=None, metavar="N",
@@ -349,6 +372,8 @@ def main(argv=None):
     p = build_parser()
     a = p.parse_args(argv)
     a.command_args = list(sys.argv[1:] if argv is None else argv)
+    from . import model as _model
+    _model.WORKERS = getattr(a, "jobs", 1)
     if a.cmd == "metrics" and bool(a.k) != bool(a.v):
         p.error("--k and --v go together")
     if a.cmd == "bpb" and not (a.formats or a.policy):

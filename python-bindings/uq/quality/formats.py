@@ -180,6 +180,14 @@ def fp4_e4m3_scale_roundtrip(x: np.ndarray, group: int = 32, c: float = 1 / 6,
     return best.reshape(x.shape).astype(np.float32)
 
 
+def query_round(q, mode: str):
+    """The query as the QK product sees it: ``bf16`` unchanged, ``fp8`` E4M3
+    with scale 1 (NaN above 464, the vLLM reference), ``fp8s32`` E4M3 with a
+    UE8M0 scale per 32 channels, 2^ceil(log2(absmax / 448)) (the group
+    maximum lands in (224, 448]; the scaled MFMA's A-scale operand)."""
+    return _query(q, mode)
+
+
 def _query(q, mode: str):
     if mode == "bf16":
         return q
@@ -244,6 +252,8 @@ class UltraQuant(KVFormat):
     element: str = "fp4"
     scale_k: str = "ue8m0"
     scale_v: str = "ue8m0"
+    k_pcs: int = 0
+    k_pcs_bits: int = 16
     calib: Optional["Calibration"] = field(default=None, repr=False, compare=False)
 
     @property
@@ -253,7 +263,7 @@ class UltraQuant(KVFormat):
     @property
     def bits_k(self) -> float:
         return self._el_bits + 8 / 32 + (MEAN_BITS if self.k_mean is not None else 0) + \
-            (BALANCE_BITS if self.k_balance else 0)
+            (BALANCE_BITS if self.k_balance else 0) + self.k_pcs_bits * self.k_pcs / 128
 
     @property
     def bits_v(self) -> float:
@@ -270,12 +280,12 @@ class UltraQuant(KVFormat):
         if self.label:
             return self.label
         parts = ["uq"]
-        if not isinstance(self.c_k, dict):
-            parts.append(f"c={self.c_k:g}")
-            if not isinstance(self.c_v, dict) and self.c_v != self.c_k:
-                parts.append(f"cv={self.c_v:g}")
+        def cs(c):
+            return c if isinstance(c, str) else "per-head" if isinstance(c, dict) else f"{c:g}"
+        if self.c_v == self.c_k:
+            parts.append(f"c={cs(self.c_k)}")
         else:
-            parts.append("c=per-head")
+            parts += [f"ck={cs(self.c_k)}", f"cv={cs(self.c_v)}"]
         if not self.rotate_k:
             parts.append("norot")
         if self.rotate_v:
@@ -300,11 +310,21 @@ class UltraQuant(KVFormat):
             parts.append(f"el={self.element}")
         if self.scale_k != "ue8m0":
             parts.append(f"ks={self.scale_k}")
+        if self.k_pcs:
+            parts.append(f"kpc{'8' if self.k_pcs_bits == 8 else ''}={self.k_pcs}")
         if self.scale_v != "ue8m0":
             parts.append(f"vs={self.scale_v}")
         return "uq:" + ",".join(parts[1:])
 
     # -- calibrated / per-sequence statistics ------------------------------
+    def _c(self, which, layer, head):
+        """c of K or V; 'cal': per (layer, KV head), MSE-calibrated."""
+        p = self.c_k if which == "k" else self.c_v
+        if p == "cal":
+            rot = self.rotate_k if which == "k" else self.rotate_v
+            return self._need_calib(f"c{which}=cal").c_opt(which, layer, head, rot)
+        return _per_head(p, layer, head)
+
     def _need_calib(self, what):
         if self.calib is None:
             raise ValueError(f"{self.name}: {what} needs calibration data "
@@ -351,8 +371,22 @@ class UltraQuant(KVFormat):
         s = self._balance(layer, head)
         if s is not None:
             x = (x / s).astype(np.float32)
-        return self._code(x, _per_head(self.c_k, layer, head), self.rotate_k,
-                          scale=self.scale_k)
+        low = None
+        if self.k_pcs:
+            # Low-rank part: coefficients a = x U (bf16, stored per token)
+            # on calibrated principal directions U; the residual is coded.
+            u = self._need_calib("kpc").k_pcs(layer, head, self.k_mean is not None,
+                                               self.k_pcs)
+            from .data import bf16_round
+            a = bf16_round((x.astype(np.float64) @ u).astype(np.float32))
+            if self.k_pcs_bits == 8:            # E4M3 coefficients, scale 1
+                a = B.fp8_e4m3(a, "saturate")
+            low = (a.astype(np.float64) @ u.T).astype(np.float32)
+            x = (x - low).astype(np.float32)
+        y = self._code(x, self._c("k", layer, head), self.rotate_k, scale=self.scale_k)
+        if low is not None:
+            y = (y + (B.hadamard(low) if self.rotate_k else low)).astype(np.float32)
+        return y
 
     def prep_v(self, v, layer=0, head=0):
         x = v
@@ -362,7 +396,7 @@ class UltraQuant(KVFormat):
         s = self._vbalance(layer, head)
         if s is not None:
             x = (x / s).astype(np.float32)
-        return self._code(x, _per_head(self.c_v, layer, head), self.rotate_v, self.group_v,
+        return self._code(x, self._c("v", layer, head), self.rotate_v, self.group_v,
                           self.scale_v)
 
     def prep_q(self, q, layer=0, head=0):
@@ -687,6 +721,31 @@ class Calibration:
             return _balance(ca, vb, alpha, pow2)
         return self._memo(("vbal", layer, head, centred, alpha, pow2), calc)
 
+    def c_opt(self, which: str, layer: int, head: int, rotate: bool) -> float:
+        """The c of the grid 0.100..0.250 (step 0.002) with the least FP4
+        (UE8M0 per 32, log_round) squared error on the head's rows, rotated
+        when the format rotates them."""
+        def calc():
+            x = np.ascontiguousarray(self._act(layer)[which][:, head])
+            if rotate:
+                x = B.hadamard(x)
+            grid = np.round(np.arange(0.100, 0.2501, 0.002), 4)
+            err = [float(((B.fp4_roundtrip(x, c=float(c)).astype(np.float64) - x) ** 2).sum())
+                   for c in grid]
+            return float(grid[int(np.argmin(err))])
+        return float(self._memo(("c", which, layer, head, rotate), calc))
+
+    def k_pcs(self, layer: int, head: int, centred: bool, r: int) -> np.ndarray:
+        """The top r principal directions (float64 [D, r]) of the head's keys
+        (centred with the calibrated mean when ``centred``)."""
+        def calc():
+            k = self._act(layer)["k"][:, head].astype(np.float64)
+            if centred:
+                k = k - k.mean(axis=0)
+            w, v = np.linalg.eigh(k.T @ k)
+            return v[:, ::-1][:, :r].copy()
+        return self._memo(("kpc", layer, head, centred, r), calc)
+
     def codebook(self, scale: str) -> np.ndarray:
         def calc():
             ks, vs = [], []
@@ -771,17 +830,22 @@ def parse_format(spec: str, calib: Optional[Calibration] = None) -> KVFormat:
         for o in opts:
             k, eq, v = o.partition("=")
             k, v = k.strip(), v.strip()
-            valued = ("c", "ck", "cv", "q", "gv", "el", "ks", "vs")
+            valued = ("c", "ck", "cv", "q", "gv", "el", "ks", "vs", "kpc", "kpc8")
             if eq and k not in valued + ("kmean", "vmean", "kbal", "vbal"):
                 raise ValueError(f"format {spec!r}: option {k!r} takes no value")
             if k in valued and not v:
                 raise ValueError(f"format {spec!r}: option {k!r} needs a value ({k}=...)")
-            if k == "c":
-                f.c_k = f.c_v = _num(v, spec)
-            elif k == "ck":
-                f.c_k = _num(v, spec)
-            elif k == "cv":
-                f.c_v = _num(v, spec)
+            if k in ("c", "ck", "cv"):
+                if v == "cal":
+                    if calib is None:
+                        raise ValueError(f"format {spec!r}: {k}=cal needs calibration data")
+                    c = "cal"
+                else:
+                    c = _num(v, spec)
+                if k != "cv":
+                    f.c_k = c
+                if k != "ck":
+                    f.c_v = c
             elif k == "norot":
                 f.rotate_k = False
             elif k == "rotv":
@@ -822,6 +886,13 @@ def parse_format(spec: str, calib: Optional[Calibration] = None) -> KVFormat:
                 if v not in ("ue8m0", "e4m3"):
                     raise ValueError(f"format {spec!r}: {k} must be ue8m0 or e4m3")
                 setattr(f, "scale_k" if k == "ks" else "scale_v", v)
+            elif k in ("kpc", "kpc8"):
+                if calib is None:
+                    raise ValueError(f"format {spec!r}: {k} needs calibration data")
+                if v not in [str(i) for i in range(1, 9)]:
+                    raise ValueError(f"format {spec!r}: {k} must be 1..8")
+                f.k_pcs = int(v)
+                f.k_pcs_bits = 8 if k == "kpc8" else 16
             elif k == "pow2bal":
                 f.balance_pow2 = True
             elif k == "gv":

@@ -126,21 +126,32 @@ def sensitivity(model, spec: str, windows: Sequence[int], unit: str = "head",
                 ) -> Dict[Tuple[int, Optional[int]], float]:
     """bits/byte increase when only one unit (a layer, or one KV head of a
     layer) is cached in ``spec`` and everything else in BF16."""
-    from .model import bits_per_byte
+    from .model import map_windows, window_tokens
 
     cfg = model.cfg
-    if prefix_cache is None:
-        prefix_cache = {}
-    if base is None:
-        base = bits_per_byte(model, None, windows, prefix_cache=prefix_cache,
-                             first_quant_layer=cfg["layers"])
     units = [(l, None) for l in range(cfg["layers"])] if unit == "layer" else \
         [(l, h) for l in range(cfg["layers"]) for h in range(cfg["hk"])]
+    pols = [Policy("bf16", [{"layer": l, "format": spec} if h is None else
+                            {"layer": l, "kv_head": h, "format": spec}], calib=calib)
+            for l, h in units]
+
+    def window(w):
+        tok, tgt = window_tokens(model.lm, w)
+        if prefix_cache is not None and (w, len(tok)) in prefix_cache:
+            res, ce = prefix_cache[(w, len(tok))]
+        else:
+            res = []
+            ce = model.forward(tok, tgt, None, residuals=res)
+        vals = [model.forward(tok, tgt, pol, start_layer=l, x0=res[l]).mean() / math.log(2)
+                for (l, _), pol in zip(units, pols)]
+        return float(ce.mean() / math.log(2)), vals
+
+    per = map_windows(window, windows)
+    if base is None:
+        base = float(np.mean([p[0] for p in per]))
     out = {}
-    for l, h in units:
-        pol = Policy("bf16", [{"layer": l, "format": spec} if h is None else
-                              {"layer": l, "kv_head": h, "format": spec}], calib=calib)
-        b = bits_per_byte(model, pol, windows, prefix_cache=prefix_cache, first_quant_layer=l)
+    for i, (l, h) in enumerate(units):
+        b = float(np.mean([p[1][i] for p in per]))
         out[(l, h)] = b - base
         log(f"  sensitivity {spec} layer {l}" + ("" if h is None else f" head {h}") +
             f": {b - base:+.5f} bits/byte")
@@ -148,33 +159,45 @@ def sensitivity(model, spec: str, windows: Sequence[int], unit: str = "head",
 
 
 def upgrade_sensitivity(model, base: str, specs: Sequence[str], windows: Sequence[int],
-                        log=print, calib: Optional[Calibration] = None):
-    """bits/byte change when one KV head is cached in ``spec`` and every
-    other one in ``base`` (negative: the head's upgrade helps). The forward
-    pass of the all-``base`` model is cached per window, so a run for a head
-    of layer l starts at l. Returns (bpb of all-base, {spec: {(l, h): d}})."""
+                        log=print, calib: Optional[Calibration] = None, unit: str = "head"):
+    """bits/byte change when one unit (a KV head, or with ``unit='layer'`` a
+    whole layer) is cached in ``spec`` and every other one in ``base``
+    (negative: the upgrade helps). The forward pass of the all-``base``
+    model is cached per window, so a run for a unit of layer l starts at l.
+    Returns (bpb of all-base, {spec: {(l, h or None): d}})."""
     from .model import window_tokens
+
+    from .model import map_windows
 
     cfg = model.cfg
     L, H = cfg["layers"], cfg["hk"]
     base_pol = Policy(base, calib=calib)
-    cache = []
-    for w in windows:
+    units = [(l, None) for l in range(L)] if unit == "layer" else \
+        [(l, h) for l in range(L) for h in range(H)]
+    runs = []
+    for spec in specs:
+        for l, h in units:
+            o = {"layer": l, "format": spec}
+            if h is not None:
+                o["kv_head"] = h
+            runs.append((spec, l, h, Policy(base, [o], calib=calib)))
+
+    def window(w):
+        """bits/byte of the all-base model and of every run on window w."""
         tok, tgt = window_tokens(model.lm, w)
         res: list = []
         ce = model.forward(tok, tgt, base_pol, residuals=res)
-        cache.append((tok, tgt, res, ce.mean() / math.log(2)))
-    b0 = float(np.mean([c[3] for c in cache]))
-    out: Dict[str, Dict[Tuple[int, int], float]] = {}
-    for spec in specs:
-        out[spec] = {}
-        for l in range(L):
-            for h in range(H):
-                pol = Policy(base, [{"layer": l, "kv_head": h, "format": spec}], calib=calib)
-                vals = [model.forward(tok, tgt, pol, start_layer=l, x0=res[l]).mean() / math.log(2)
-                        for tok, tgt, res, _ in cache]
-                out[spec][(l, h)] = float(np.mean(vals)) - b0
-                log(f"  {spec} at L{l}H{h} (rest {base}): {out[spec][(l, h)]:+.5f} bits/byte")
+        vals = [model.forward(tok, tgt, pol, start_layer=l, x0=res[l]).mean() / math.log(2)
+                for _, l, _, pol in runs]
+        return float(ce.mean() / math.log(2)), vals
+
+    per = map_windows(window, windows)
+    b0 = float(np.mean([p[0] for p in per]))
+    out: Dict[str, Dict[Tuple[int, Optional[int]], float]] = {s: {} for s in specs}
+    for i, (spec, l, h, _) in enumerate(runs):
+        out[spec][(l, h)] = float(np.mean([p[1][i] for p in per])) - b0
+        log(f"  {spec} at L{l}" + ("" if h is None else f"H{h}") +
+            f" (rest {base}): {out[spec][(l, h)]:+.5f} bits/byte")
     return b0, out
 
 

@@ -122,10 +122,17 @@ FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
       e4m3V = value == "e4m3";
     } else if (key == "gv" && (value == "16" || value == "32")) {
       groupV = value == "16" ? 16 : 32;
+    } else if (key == "kmean" || key == "vmean") {
+      why = "option '" + part.trim().str() + "' of format '" + spec.str() +
+            "' is not a #uq.kv_format field: channel means are the k_mean / "
+            "v_mean operands of uq.cache_write and the attention ops, which "
+            "the model integration supplies";
+      return failure();
     } else {
       why = "option '" + part.trim().str() + "' of format '" + spec.str() +
             "' is not expressible in #uq.kv_format (query precisions other "
-            "than fp8 are study-only)";
+            "than fp8, balance scales, principal directions and fp6 are "
+            "study-only)";
       return failure();
     }
   }

@@ -46,7 +46,7 @@
 // SPLIT2: uq.cache_write {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>{{.*}}v_format = #uq.kv_format<fp8_e4m3>}
 // SPLIT2: uq.decode_attention {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>, layout = #uq.cache_layout<vllm_slot>, v_format = #uq.kv_format<fp8_e4m3>}
 // SPLIT3: error: uq-apply-precision-policy: format 'uq|fp8|bf16': 'KSPEC|VSPEC' takes exactly two specs
-// KMEAN: error: uq-apply-precision-policy: option 'kmean' of format 'uq:kmean' is not expressible in #uq.kv_format
+// KMEAN: error: uq-apply-precision-policy: option 'kmean' of format 'uq:kmean' is not a #uq.kv_format field: channel means are the k_mean / v_mean operands
 // MISSING: error: uq-apply-precision-policy: cannot read policy '{{.*}}missing.json'
 // SCHEMA: error: uq-apply-precision-policy: policy '{{.*}}not-a-policy.json' is not a uq.precision-policy/1 document
 func.func @layer(%k: tensor<3x2x128xbf16>, %v: tensor<3x2x128xbf16>, %s: tensor<3xi64>,
