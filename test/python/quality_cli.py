@@ -116,6 +116,22 @@ try:
         assert run(sub, "--help").stdout.startswith("usage: uq-quality " + sub)
     usage_error("policy", "--budget", "4.5", "--candidates", "uq", "--default", "fp8",
                 "--windows", "1", says="--default 'fp8' is not among the candidates")
+    usage_error("policy", "--budget", "4.5", "--base", "uq:bogus", "--windows", "1",
+                says="'bogus'")
+    # policy --base: each head upgraded alone against the base; the budget
+    # (4.25 + 6.125) / 8 per upgraded head: one upgrade fits 4.5.
+    p = run("policy", "--base", "uq", "--candidates", "fp8|uq", "--budget", "4.5",
+            "--budget", "4.25", "--windows", "1", "--json")
+    d = json.loads(p.stdout)
+    assert sorted(d["sensitivity"]["fp8|uq"]) == [f"{l},{h}" for l in range(4) for h in range(2)]
+    b45, b425 = d["policies"]
+    assert b45["bits_per_element"] <= 4.5 and len(b45["overrides"]) <= 1, b45
+    assert b425["bits_per_element"] == 4.25 and b425["overrides"] == [], b425
+    if b45["overrides"]:
+        # It upgrades the head whose measured change is the most negative.
+        o = b45["overrides"][0]
+        sens = d["sensitivity"]["fp8|uq"]
+        assert f"{o['layer']},{o['kv_head']}" == min(sens, key=sens.get) and o["format"] == "fp8|uq"
 finally:
     shutil.rmtree(tmp)
 
@@ -138,6 +154,12 @@ except ValueError as e:
     assert "calibration" in str(e)
 else:
     raise AssertionError("lloydmax without calibration data must be refused")
+
+# Tables of the generated page escape the '|' of K|V specs.
+from uq.quality.doc import table  # noqa: E402
+
+assert table(["spec", "a|b"], [["fp8|uq", 1.0]]).splitlines() == [
+    "| spec | a\\|b |", "|---|---|", "| fp8\\|uq | 1.0000 |"]
 
 # No import cycle: the page renderer does not import the report runner.
 p = subprocess.run([sys.executable, "-c", "import sys, uq.quality.doc; "
