@@ -13,6 +13,7 @@
 
 #include "uq/Reference/Reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -267,6 +268,21 @@ Status uq::ref::decodeAttention(const Format &kf, const Format &vf,
       if (p.queryPrecision == QueryPrecision::FP8_E4M3)
         for (float &x : qr)
           x = fp8e4m3Decode(fp8e4m3Encode(x, Fp8Overflow::NaN));
+      if (p.queryPrecision == QueryPrecision::FP8_E4M3_Scaled)
+        for (int64_t g0 = 0; g0 < d; g0 += 32) {
+          float m = 0.0f;
+          bool finite = true;
+          for (int64_t i = g0; i < std::min<int64_t>(d, g0 + 32); ++i) {
+            finite = finite && std::isfinite(qr[i]);
+            m = std::max(m, std::fabs(qr[i]));
+          }
+          int e = fp8BlockExponent(finite ? m : 0.0f);
+          // ldexp is exact here (a power-of-two scaling within range).
+          for (int64_t i = g0; i < std::min<int64_t>(d, g0 + 32); ++i)
+            qr[i] = std::ldexp(fp8e4m3Decode(fp8e4m3Encode(std::ldexp(qr[i], -e),
+                                                          Fp8Overflow::NaN)),
+                               e);
+        }
       const float *sink = sinks ? sinks + h : nullptr;
       float *o = out + (s * numQHeads + h) * d;
       const int32_t *table =

@@ -312,7 +312,19 @@ enum class QueryPrecision {
   FP8_E4M3,
   /// Keep the rotated query in float.
   F32,
+  /// OCP E4M3FN with one power-of-two scale per 32 channels (the scaled
+  /// MFMA's A-scale operand, UE8M0): each group is coded as
+  /// fp8(q / 2^e) * 2^e with e = fp8BlockExponent(group absmax), so no
+  /// finite query overflows to NaN.
+  FP8_E4M3_Scaled,
 };
+
+/// The exponent of a per-32 query scale: the smallest e with
+/// absmax / 2^e <= 448, clamped to [-127, 127]; 0 for a zero or non-finite
+/// absmax (scale 1: a non-finite element stays NaN, as with scale 1).
+/// Decided exactly on frexp: absmax = f * 2^E, f in [0.5, 1): e = E - 9,
+/// plus 1 when f > 0.875.
+int fp8BlockExponent(float absmax);
 
 /// Parameters of decodeAttention.
 struct AttentionParams {

@@ -162,6 +162,27 @@ Value ScalarEmitter::ue8m0ScaleByte(Value absmaxBits, double c) {
   return arith::SelectOp::create(b, loc, sentinel, i32(0), byte);
 }
 
+Value ScalarEmitter::fp8BlockScaleByte(Value absmaxBits) {
+  Value isZero =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, absmaxBits, i32(0));
+  Value nonFinite = arith::CmpIOp::create(b, loc, CmpIPredicate::uge,
+                                          absmaxBits, i32(0x7F800000));
+  Value scaleOne = arith::OrIOp::create(b, loc, isZero, nonFinite);
+  Value biased = arith::ShRUIOp::create(b, loc, absmaxBits, i32(23));
+  Value mant = arith::AndIOp::create(b, loc, absmaxBits, i32(0x7FFFFF));
+  // 1.f > 1.75 iff the mantissa bits exceed 0x600000.
+  Value up =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::ugt, mant, i32(0x600000));
+  Value e = arith::AddIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, biased, i32(135)),
+      arith::ExtUIOp::create(b, loc, b.getI32Type(), up));
+  // A subnormal maximum (biased 0) lands far below -127: clamped.
+  e = arith::MaxSIOp::create(b, loc, e, i32(-127));
+  e = arith::MinSIOp::create(b, loc, e, i32(127));
+  Value byte = arith::AddIOp::create(b, loc, e, i32(127));
+  return arith::SelectOp::create(b, loc, scaleOne, i32(127), byte);
+}
+
 Value ScalarEmitter::e4m3ScaleByte(Value absmaxBits, double c) {
   Value isZero =
       arith::CmpIOp::create(b, loc, CmpIPredicate::eq, absmaxBits, i32(0));

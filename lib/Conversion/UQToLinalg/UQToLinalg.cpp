@@ -699,6 +699,8 @@ public:
                        [](ScalarEmitter &es, ValueRange x) {
                          return es.fp8Decode(es.fp8Encode(x[0]));
                        });
+    if (precision == QueryPrecision::fp8_e4m3_scaled)
+      qf = scaledFp8Rows(qf);
     Value q3 = unflattenRows(qf, q);
     SmallVector<OpFoldResult> shape{dim(q3, 0), b.getIndexAttr(a.numKV),
                                     b.getIndexAttr(a.group),
@@ -708,6 +710,40 @@ public:
         RankedTensorType::get({staticDim(q3, 0), a.numKV, a.group, a.headDim},
                               b.getF32Type()),
         q3, {ReassociationIndices{0}, {1, 2}, {3}}, shape);
+  }
+
+  /// f32 rows [N, D] (D a multiple of 32) rounded to FP8 E4M3 with one
+  /// UE8M0 scale per 32: fp8(x * 2^-e) * 2^e, e from the group's largest
+  /// magnitude (ScalarEmitter::fp8BlockScaleByte), as the reference's
+  /// QueryPrecision::FP8_E4M3_Scaled. Both scalings are exact.
+  Value scaledFp8Rows(Value x2) {
+    int64_t groups = staticDim(x2, 1) / 32;
+    Value xg = splitLast(x2, {groups, 32});
+    SmallVector<OpFoldResult> gShape{dim(x2, 0), b.getIndexAttr(groups)};
+    Value amax = generic(
+        {xg}, fill(gShape, s.i32(0)), {id(3), map(3, {d(0), d(1)})},
+        {kPar, kPar, kRed}, [](ScalarEmitter &es, ValueRange a) -> Value {
+          Value mag = arith::AndIOp::create(es.builder(), es.location(),
+                                            es.bits(a[0]), es.i32(0x7FFFFFFF));
+          return arith::MaxUIOp::create(es.builder(), es.location(), mag, a[1]);
+        });
+    Value byte = elementwise({amax}, b.getI32Type(),
+                             [](ScalarEmitter &es, ValueRange a) {
+                               return es.fp8BlockScaleByte(a[0]);
+                             });
+    Value out = generic(
+        {xg, byte},
+        empty({dim(x2, 0), b.getIndexAttr(groups), b.getIndexAttr(32)},
+              b.getF32Type()),
+        {id(3), map(3, {d(0), d(1)}), id(3)}, {kPar, kPar, kPar},
+        [](ScalarEmitter &es, ValueRange a) -> Value {
+          OpBuilder &nb = es.builder();
+          Location l = es.location();
+          Value v = arith::MulFOp::create(nb, l, a[0], es.e8m0Reciprocal(a[1]));
+          Value q = es.fp8Decode(es.fp8Encode(v));
+          return arith::MulFOp::create(nb, l, q, es.e8m0Decode(a[1]));
+        });
+    return mergeTail(out);
   }
 
   /// min(max(lens[s], 0), capacity) as an index.

@@ -193,13 +193,17 @@ def _query(q, mode: str):
         return q
     if mode == "fp8":            # vLLM reference: scale 1, NaN above 448
         return B.fp8_e4m3(q)
-    if mode == "fp8s32":         # per-32 UE8M0 scale: max maps into [224, 448]
-        g = q.reshape(*q.shape[:-1], -1, 32)
+    if mode == "fp8s32":         # per-32 UE8M0 scale: max maps into (224, 448]
+        # The smallest e with absmax / 2^e <= 448, decided exactly on frexp
+        # (uq::ref::fp8BlockExponent, query_precision fp8_e4m3_scaled).
+        g = np.asarray(q, np.float32).reshape(*q.shape[:-1], -1, 32)
         m = np.abs(g).max(axis=-1)
-        with np.errstate(divide="ignore"):
-            e = np.ceil(np.log2(np.where(m > 0, m, 1.0) / 448.0)).astype(np.float32)
-        s = np.exp2(e)[..., None]
-        return (B.fp8_e4m3(g / s) * s).reshape(q.shape)
+        ok = np.isfinite(m) & (m > 0)
+        f, x = np.frexp(np.where(ok, m, np.float32(1)))
+        e = np.clip(x - 9 + (f > 0.875), -127, 127)
+        e = np.where(ok, e, 0)
+        return np.ldexp(B.fp8_e4m3(np.ldexp(g, -e[..., None])), e[..., None]).astype(
+            np.float32).reshape(q.shape)
     raise ValueError(f"unknown query mode {mode!r} (bf16, fp8, fp8s32)")
 
 

@@ -500,3 +500,12 @@ func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor
   %o, %mx, %l = uq.decode_attention_partial %q, %cache, %bt, %lens k_mean %m scale 1.0 partition_size 64 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x2x136xi8>, tensor<1x8xi32>, tensor<1xi32>, tensor<2x128xf16>) -> (tensor<1x4x2x128xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>)
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<1x4x48xf32>, %cache: tensor<8x16x2x192xi8>, %bt: tensor<1x8xi32>,
+             %lens: tensor<1xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op query_precision fp8_e4m3_scaled needs a head dimension that is a multiple of 32 (one scale per 32 channels), got 48}}
+  %o = uq.decode_attention %q, %cache, %bt, %lens scale 1.0 {k_format = #uq.kv_format<bf16>, v_format = #uq.kv_format<bf16>, layout = #uq.cache_layout<vllm_slot>, query_precision = #uq<query_precision fp8_e4m3_scaled>} : (tensor<1x4x48xf32>, tensor<8x16x2x192xi8>, tensor<1x8xi32>, tensor<1xi32>) -> tensor<1x4x48xf32>
+  return
+}

@@ -158,6 +158,12 @@ func.func @decode_attention(%q: tensor<2x16x128xbf16>, %cache: tensor<64x16x2x13
        v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>,
        query_precision = #uq<query_precision f32>}
       : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>, tensor<16xf32>) -> tensor<2x16x128xbf16>
+  // CHECK: uq.decode_attention {{.*}}query_precision = #uq<query_precision fp8_e4m3_scaled>
+  %o3 = uq.decode_attention %q, %cache, %bt, %lens scale 1.0
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>,
+       query_precision = #uq<query_precision fp8_e4m3_scaled>}
+      : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>) -> tensor<2x16x128xf32>
   return %o, %o2 : tensor<2x16x128xf32>, tensor<2x16x128xbf16>
 }
 

@@ -905,6 +905,10 @@ struct AttnCase {
   bool vE4M3 = false;
   /// k_mean / v_mean operands (the cache is written with the same means).
   bool means = false;
+  /// query_precision fp8_e4m3_scaled (per-32 UE8M0 query scales), with the
+  /// queries multiplied by qScale (large ones overflow scale-1 FP8).
+  bool scaledQuery = false;
+  float qScale = 1.0f;
 };
 
 ref::Format valueFormatOf(const AttnCase &c) {
@@ -975,7 +979,7 @@ AttnData makeAttention(const AttnCase &c, uint64_t seed) {
   }
   a.q.resize(c.seqs * c.hq * c.d);
   for (float &x : a.q)
-    x = bf16Round(rng.normal(2.0f));
+    x = bf16Round(c.qScale * rng.normal(2.0f));
   a.sinks.resize(c.hq);
   for (float &x : a.sinks)
     x = rng.normal(3.0f);
@@ -989,6 +993,8 @@ std::vector<float> referenceAttention(const AttnCase &c, const AttnData &a,
   p.softmaxScale = scale;
   p.queryPrecision =
       c.fp8Query ? ref::QueryPrecision::FP8_E4M3 : ref::QueryPrecision::F32;
+  if (c.scaledQuery)
+    p.queryPrecision = ref::QueryPrecision::FP8_E4M3_Scaled;
   if (c.means) {
     p.kMean = a.kMean.data();
     p.vMean = a.vMean.data();
@@ -1042,7 +1048,10 @@ std::string attrs(const AttnCase &c) {
          (c.vRotated ? ", rotation = hadamard" : "") +
          (c.vE4M3 ? ", scale = e4m3, scale_rule = mse_search" : "") +
          ">, layout = #uq.cache_layout<vllm_slot>" +
-         (c.fp8Query ? "" : ", query_precision = #uq<query_precision f32>") +
+         (c.scaledQuery ? ", query_precision = #uq<query_precision "
+                          "fp8_e4m3_scaled>"
+          : c.fp8Query  ? ""
+                        : ", query_precision = #uq<query_precision f32>") +
          "}";
 }
 
@@ -1069,7 +1078,7 @@ std::string caseName(const AttnCase &c) {
     s += "_" + std::to_string(l);
   return s + (c.sinks ? "_sinks" : "") + (c.fp8Query ? "" : "_f32q") +
          (c.vRotated ? "_vrot" : "") + (c.vE4M3 ? "_ve4m3" : "") +
-         (c.means ? "_means" : "");
+         (c.means ? "_means" : "") + (c.scaledQuery ? "_qscaled" : "");
 }
 
 const AttnCase kAttnCases[] = {
@@ -1095,6 +1104,12 @@ const AttnCase kAttnCases[] = {
      /*vE4M3=*/false, /*means=*/true},
     {1, 4, 1, 64, 8, 5, {37}, false, false, /*vRotated=*/false,
      /*vE4M3=*/true, /*means=*/true},
+    // Per-32 UE8M0 query scales: ordinary queries, and queries 300 times
+    // larger (their rotated elements pass 464, where scale-1 FP8 gives NaN).
+    {2, 8, 2, 128, 16, 4, {45, 9}, true, true, false, false, false,
+     /*scaledQuery=*/true},
+    {1, 16, 1, 256, 16, 6, {90}, false, true, false, false, false,
+     /*scaledQuery=*/true, /*qScale=*/300.0f},
 };
 
 class CPUAttention : public ::testing::TestWithParam<AttnCase> {};

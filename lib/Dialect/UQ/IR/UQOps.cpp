@@ -281,6 +281,12 @@ template <typename OpTy> static LogicalResult verifyAttentionOperands(OpTy op) {
   float scale = op.getScale().convertToFloat();
   if (!std::isfinite(scale))
     return op.emitOpError("scale must be finite");
+  if (op.getQueryPrecision() == QueryPrecision::fp8_e4m3_scaled &&
+      query.getDimSize(2) % 32 != 0)
+    return op.emitOpError()
+           << "query_precision fp8_e4m3_scaled needs a head dimension that is "
+              "a multiple of 32 (one scale per 32 channels), got "
+           << query.getDimSize(2);
   if (failed(verifyMean(op, op.getKMean(), hkv, query.getDimSize(2),
                         "k_mean")) ||
       failed(verifyMean(op, op.getVMean(), hkv, query.getDimSize(2),

@@ -34,6 +34,8 @@ namespace {
 struct FormatPair {
   KVFormatAttr key, value;
   bool quantized4Bit;
+  /// `q=fp8s32`: per-32 UE8M0 query scales.
+  bool scaledQuery = false;
 };
 
 /// Parses a number like `0.196` or a fraction like `1/6`.
@@ -68,7 +70,7 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
   if (failed(v))
     return failure();
   // The query path follows K's format.
-  return FormatPair{k->key, v->value, k->quantized4Bit};
+  return FormatPair{k->key, v->value, k->quantized4Bit, k->scaledQuery};
 }
 
 FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
@@ -92,7 +94,7 @@ FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
   }
   double ck = 0.156, cv = 0.156;
   bool rotateK = true, rotateV = false, search = false, nearestEven = false;
-  bool e4m3V = false;
+  bool e4m3V = false, scaledQuery = false;
   unsigned groupV = 32;
   SmallVector<llvm::StringRef> parts;
   opts.split(parts, ',', -1, /*KeepEmpty=*/false);
@@ -118,6 +120,8 @@ FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
       nearestEven = true;
     } else if (key == "q" && value == "fp8") {
       // The default query path.
+    } else if (key == "q" && value == "fp8s32") {
+      scaledQuery = true;
     } else if (key == "vs" && (value == "e4m3" || value == "ue8m0")) {
       e4m3V = value == "e4m3";
     } else if (key == "gv" && (value == "16" || value == "32")) {
@@ -130,9 +134,8 @@ FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
       return failure();
     } else {
       why = "option '" + part.trim().str() + "' of format '" + spec.str() +
-            "' is not expressible in #uq.kv_format (query precisions other "
-            "than fp8, balance scales, principal directions and fp6 are "
-            "study-only)";
+            "' is not expressible in #uq.kv_format (q=bf16, balance scales, "
+            "principal directions and fp6 are study-only)";
       return failure();
     }
   }
@@ -149,7 +152,7 @@ FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
       make(ck, rotateK, 32, ScaleEncoding::ue8m0),
       e4m3V ? make(1.0 / 6.0, rotateV, groupV, ScaleEncoding::e4m3)
             : make(cv, rotateV, groupV, ScaleEncoding::ue8m0),
-      true};
+      true, scaledQuery};
 }
 
 /// The policy's format spec for (layer, kvHead).
@@ -237,9 +240,11 @@ struct ApplyPrecisionPolicyPass
       // The study measured FP8/BF16 caches with an unrounded query.
       if (isa<DecodeAttentionOp, DecodeAttentionPartialOp>(op))
         op->setAttr("query_precision",
-                    QueryPrecisionAttr::get(ctx, formats->quantized4Bit
-                                                     ? QueryPrecision::fp8_e4m3
-                                                     : QueryPrecision::f32));
+                    QueryPrecisionAttr::get(
+                        ctx, !formats->quantized4Bit ? QueryPrecision::f32
+                             : formats->scaledQuery
+                                 ? QueryPrecision::fp8_e4m3_scaled
+                                 : QueryPrecision::fp8_e4m3));
       return WalkResult::advance();
     });
   }

@@ -79,7 +79,11 @@ def UQ_QueryPrecision : I32EnumAttr<"QueryPrecision",
       // Rounded to FP8 E4M3 with scale 1, NaN above 448 (vLLM reference).
       I32EnumAttrCase<"fp8_e4m3", 0>,
       // Kept in f32.
-      I32EnumAttrCase<"f32", 1>
+      I32EnumAttrCase<"f32", 1>,
+      // FP8 E4M3 with one UE8M0 scale per 32 channels, 2^e with e the
+      // smallest exponent that puts the group maximum at or below 448 (the
+      // scaled MFMA's A-scale operand): no NaN for large queries.
+      I32EnumAttrCase<"fp8_e4m3_scaled", 2>
     ]> {
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
