@@ -228,6 +228,10 @@ def render_issue13(r: dict, w) -> None:
     b = x["best_uniform"]
     w(f"\nBest uniform format at 4.25 bits that the kernels consume and the dialect "
       f"expresses: **`{b['spec']}`**, {b['bpb']:.4f} bits/byte ({_se(b)}). "
+      "The dialect column says what `#uq.kv_format` and the ops express now "
+      "(issue 13 added `scale = e4m3`, the `k_mean`/`v_mean` operands and "
+      "`query_precision = fp8_e4m3_scaled`: reference and CPU path; the gfx950 "
+      "kernels have not implemented them yet). "
       "Spec options: `vs=e4m3` = V group scales in FP8 E4M3 "
       "(`#uq.kv_format<fp4_e2m1, scale = e4m3, ...>`, same byte per 32), `gv=16` = "
       "V groups of 16, `kmean`/`vmean` = calibrated channel means subtracted "
@@ -351,7 +355,9 @@ def render_issue13(r: dict, w) -> None:
              "rel. error (finite), scale 1", "rel. error, per-32 scale"], rows))
     w("\nE4M3's relative precision does not depend on the scale (3 mantissa bits), "
       "so per-32 scales change the accuracy only through subnormals; they remove "
-      "the overflow.\n")
+      "the overflow. In the dialect: `query_precision = fp8_e4m3_scaled` "
+      "(reference `QueryPrecision::FP8_E4M3_Scaled`, CPU path; the kernel passes "
+      "the per-32 exponent bytes as the MFMA's A-scale operand instead of 127).\n")
     if "ood" in x:
         o = x["ood"]
         w("### (e) Another text\n")
