@@ -8,7 +8,7 @@
 // RUN: not test -e %t.none.hsaco
 
 // uq-compile's errors: each names what is wrong, and nothing is written.
-// EMIT: error: unknown --emit stage 'bogus' (expected linalg, kernel, rocdl, llvmir, isa or hsaco)
+// EMIT: error: unknown --emit stage 'bogus' (expected linalg, wave, layouts, lanes, kernel, rocdl, llvmir, isa or hsaco)
 // CHIP: chip 'gfx942' is not supported: uq's kernels need gfx950's scaled MFMA
 // MISSING: error: cannot read '{{.*}}does-not-exist.mlir'
 // NOOUT: error: a code object needs an output file (-o OUT.hsaco)
