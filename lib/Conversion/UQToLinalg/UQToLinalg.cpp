@@ -37,6 +37,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace uq {
 #define GEN_PASS_DEF_CONVERTUQTOLINALGPASS
@@ -671,10 +672,14 @@ public:
     a.capacity = arith::MulIOp::create(b, loc, dimValue(a.tables, 1),
                                        s.index(a.blockSize));
     a.scale = op.getScale().convertToFloat();
-    if (Value m = op.getKMean())
-      a.kMean = codedDomainRows(m, a.kFormat);
-    if (Value m = op.getVMean())
-      a.vMean = codedDomainRows(m, a.vFormat);
+    // Channel means: the decode ops' k_mean / v_mean (uq.paged_attention
+    // has no such operands).
+    if constexpr (!std::is_same_v<OpTy, PagedAttentionOp>) {
+      if (Value m = op.getKMean())
+        a.kMean = codedDomainRows(m, a.kFormat);
+      if (Value m = op.getVMean())
+        a.vMean = codedDomainRows(m, a.vFormat);
+    }
     return a;
   }
 
