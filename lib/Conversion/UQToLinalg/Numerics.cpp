@@ -189,7 +189,7 @@ Value ScalarEmitter::fp8BlockScaleByte(Value absmaxBits) {
       arith::CmpIOp::create(b, loc, CmpIPredicate::ugt, mant, i32(0x600000));
   Value e = arith::AddIOp::create(
       b, loc, arith::SubIOp::create(b, loc, biased, i32(135)),
-      arith::ExtUIOp::create(b, loc, b.getI32Type(), up));
+      arith::ExtUIOp::create(b, loc, ty(b.getI32Type()), up));
   // A subnormal maximum (biased 0) lands far below -127: clamped.
   e = arith::MaxSIOp::create(b, loc, e, i32(-127));
   e = arith::MinSIOp::create(b, loc, e, i32(127));
