@@ -230,8 +230,9 @@ def render_issue13(r: dict, w) -> None:
       f"expresses: **`{b['spec']}`**, {b['bpb']:.4f} bits/byte ({_se(b)}). "
       "The dialect column says what `#uq.kv_format` and the ops express now "
       "(issue 13 added `scale = e4m3`, the `k_mean`/`v_mean` operands and "
-      "`query_precision = fp8_e4m3_scaled`: reference and CPU path; the gfx950 "
-      "kernels have not implemented them yet). "
+      "`query_precision = fp8_e4m3_scaled`: reference, CPU path and the gfx950 "
+      "kernels, except `scale = e4m3`, which the scaled MFMA cannot take: the GPU "
+      "path rejects it with a located error; docs/gpu-kernels.md). "
       "Spec options: `vs=e4m3` = V group scales in FP8 E4M3 "
       "(`#uq.kv_format<fp4_e2m1, scale = e4m3, ...>`, same byte per 32), `gv=16` = "
       "V groups of 16, `kmean`/`vmean` = calibrated channel means subtracted "
@@ -294,8 +295,8 @@ def render_issue13(r: dict, w) -> None:
       f"{best['bits']:.4f} bits/element, {best['bpb']:.4f} bits/byte "
       f"({best['delta']:+.4f}, {_se(best)} vs BF16)**" +
       ("" if best.get("dialect") else " (study options; not all in the dialect)") +
-      f". Best that the dialect expresses (reference and CPU path; the "
-      f"gfx950 kernels lack the channel means): `{best_d['spec']}`, "
+      f". Best that the dialect expresses (reference, CPU path and, "
+      f"except E4M3 group scales, the gfx950 kernels): `{best_d['spec']}`, "
       f"{best_d['bits']:.4f} bits/element, {best_d['bpb']:.4f} bits/byte "
       f"({best_d['delta']:+.4f}, {_se(best_d)}). ")
     if best["rel"] <= 0.01:
@@ -356,8 +357,9 @@ def render_issue13(r: dict, w) -> None:
     w("\nE4M3's relative precision does not depend on the scale (3 mantissa bits), "
       "so per-32 scales change the accuracy only through subnormals; they remove "
       "the overflow. In the dialect: `query_precision = fp8_e4m3_scaled` "
-      "(reference `QueryPrecision::FP8_E4M3_Scaled`, CPU path; the kernel passes "
-      "the per-32 exponent bytes as the MFMA's A-scale operand instead of 127).\n")
+      "(reference `QueryPrecision::FP8_E4M3_Scaled`, CPU path, gfx950 kernels: "
+      "the query kernel writes the per-32 exponent bytes, the partition kernel "
+      "passes them as the MFMA's A-scale operand instead of 127).\n")
     if "ood" in x:
         o = x["ood"]
         w("### (e) Another text\n")
