@@ -37,11 +37,14 @@ constexpr int64_t kNoWindow = int64_t(1) << 32;
 /// Decodes the K and V rows of context tokens [0, numKeys) of one kv head
 /// through \p table into \p k and \p v ([numKeys, d] each, in the coded
 /// domain). Block ids are clamped to [0, numBlocks - 1] (decodeAttention
-/// validates them first, so there the clamp changes nothing).
+/// validates them first, so there the clamp changes nothing). \p kMean /
+/// \p vMean (null, or this head's channel means in the coded domain, see
+/// CodedMeans) are added to every decoded row (float addition).
 void decodeRows(const Format &kf, const Format &vf, const CacheGeometry &g,
                 const SlotParts &parts, const uint8_t *cache,
                 const int32_t *table, int64_t numKeys, int64_t kvHead,
-                std::vector<float> &k, std::vector<float> &v) {
+                std::vector<float> &k, std::vector<float> &v,
+                const float *kMean, const float *vMean) {
   const int64_t d = g.headDim;
   k.resize(numKeys * d);
   v.resize(numKeys * d);
@@ -54,8 +57,39 @@ void decodeRows(const Format &kf, const Format &vf, const CacheGeometry &g,
                     k.data() + j * d);
     (void)decodeRow(vf, base + parts.vCodes, base + parts.vScales, d,
                     v.data() + j * d);
+    if (kMean)
+      for (int64_t i = 0; i < d; ++i)
+        k[j * d + i] += kMean[i];
+    if (vMean)
+      for (int64_t i = 0; i < d; ++i)
+        v[j * d + i] += vMean[i];
   }
 }
+
+/// AttentionParams::kMean / vMean ([Hkv, D], original domain) moved into
+/// the coded domain of their rows: rotated like the format's rows.
+struct CodedMeans {
+  std::vector<float> k, v;
+  CodedMeans(const Format &kf, const Format &vf, const AttentionParams &p,
+             int64_t numKvHeads, int64_t d) {
+    auto coded = [&](const float *mean, const Format &f, std::vector<float> &m) {
+      if (!mean)
+        return;
+      m.assign(mean, mean + numKvHeads * d);
+      if (f.rotate)
+        for (int64_t h = 0; h < numKvHeads; ++h)
+          (void)hadamardRotate(m.data() + h * d, d, f.rotation);
+    };
+    coded(p.kMean, kf, k);
+    coded(p.vMean, vf, v);
+  }
+  const float *key(int64_t h, int64_t d) const {
+    return k.empty() ? nullptr : k.data() + h * d;
+  }
+  const float *value(int64_t h, int64_t d) const {
+    return v.empty() ? nullptr : v.data() + h * d;
+  }
+};
 
 /// The query as the keys see it: rotated like them (when kf.rotate), then
 /// rounded as the reference does (E4M3, scale 1) per \p p.
@@ -67,6 +101,22 @@ void prepareQuery(const Format &kf, const AttentionParams &p, const float *q,
   if (p.queryPrecision == QueryPrecision::FP8_E4M3)
     for (float &x : qr)
       x = fp8e4m3Decode(fp8e4m3Encode(x, Fp8Overflow::NaN));
+  if (p.queryPrecision == QueryPrecision::FP8_E4M3_Scaled)
+    for (int64_t g0 = 0; g0 < d; g0 += 32) {
+      const int64_t g1 = std::min<int64_t>(d, g0 + 32);
+      float m = 0.0f;
+      bool finite = true;
+      for (int64_t i = g0; i < g1; ++i) {
+        finite = finite && std::isfinite(qr[i]);
+        m = std::max(m, std::fabs(qr[i]));
+      }
+      int e = fp8BlockExponent(finite ? m : 0.0f);
+      // ldexp is exact here (a power-of-two scaling within range).
+      for (int64_t i = g0; i < g1; ++i)
+        qr[i] = std::ldexp(
+            fp8e4m3Decode(fp8e4m3Encode(std::ldexp(qr[i], -e), Fp8Overflow::NaN)),
+            e);
+    }
 }
 
 /// Softmax-weighted sum over \p n keys (decoded rows \p k and \p v, [n, d])
@@ -176,11 +226,13 @@ Status uq::ref::decodeAttention(const Format &kf, const Format &vf,
   const int64_t d = g.headDim;
   const int64_t groupSize = numQHeads / g.numKvHeads;
   const SlotParts parts = slotParts(kf, vf, d);
+  const CodedMeans means(kf, vf, p, g.numKvHeads, d);
   std::vector<float> qr, k, v;
   for (int64_t s = 0; s < numSeqs; ++s) {
     const int32_t *table = blockTables ? blockTables + s * maxBlocks : nullptr;
     for (int64_t kvHead = 0; kvHead < g.numKvHeads; ++kvHead) {
-      decodeRows(kf, vf, g, parts, cache, table, seqLens[s], kvHead, k, v);
+      decodeRows(kf, vf, g, parts, cache, table, seqLens[s], kvHead, k, v,
+                 means.key(kvHead, d), means.value(kvHead, d));
       for (int64_t h = kvHead * groupSize; h < (kvHead + 1) * groupSize; ++h) {
         prepareQuery(kf, p, q + (s * numQHeads + h) * d, d, qr);
         attendOne(vf, p, k.data(), v.data(), seqLens[s], d, qr.data(),
@@ -262,6 +314,7 @@ Status uq::ref::pagedAttention(const Format &kf, const Format &vf,
   const PagedBatch batch(queryStartLoc, seqLens, numSeqs, numTokens, capacity,
                          window);
   const SlotParts parts = slotParts(kf, vf, d);
+  const CodedMeans means(kf, vf, p, g.numKvHeads, d);
   std::vector<float> qr, k, v;
   for (int64_t s = 0; s < numSeqs; ++s) {
     int64_t begin = batch.tokenBegin(s), end = batch.tokenEnd(s);
@@ -269,7 +322,8 @@ Status uq::ref::pagedAttention(const Format &kf, const Format &vf,
       continue;
     const int32_t *table = blockTables ? blockTables + s * maxBlocks : nullptr;
     for (int64_t kvHead = 0; kvHead < g.numKvHeads; ++kvHead) {
-      decodeRows(kf, vf, g, parts, cache, table, batch.seqLen(s), kvHead, k, v);
+      decodeRows(kf, vf, g, parts, cache, table, batch.seqLen(s), kvHead, k, v,
+                 means.key(kvHead, d), means.value(kvHead, d));
       for (int64_t t = begin; t < end; ++t) {
         KeyRange keys = batch.keys(s, t - begin);
         if (keys.count == 0)
@@ -318,6 +372,7 @@ Status uq::ref::attentionErrorBounds(
   const PagedBatch batch(queryStartLoc, seqLens, numSeqs, numTokens, capacity,
                          window);
   const SlotParts parts = slotParts(kf, vf, d);
+  const CodedMeans means(kf, vf, p, g.numKvHeads, d);
   std::vector<float> qr, k, v;
   std::vector<double> logits, weighted(d);
   for (int64_t s = 0; s < numSeqs; ++s) {
@@ -326,7 +381,8 @@ Status uq::ref::attentionErrorBounds(
       continue;
     const int32_t *table = blockTables ? blockTables + s * maxBlocks : nullptr;
     for (int64_t kvHead = 0; kvHead < g.numKvHeads; ++kvHead) {
-      decodeRows(kf, vf, g, parts, cache, table, batch.seqLen(s), kvHead, k, v);
+      decodeRows(kf, vf, g, parts, cache, table, batch.seqLen(s), kvHead, k, v,
+                 means.key(kvHead, d), means.value(kvHead, d));
       for (int64_t t = begin; t < end; ++t) {
         KeyRange keys = batch.keys(s, t - begin);
         if (keys.count == 0)

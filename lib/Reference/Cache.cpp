@@ -12,7 +12,11 @@
 
 #include "CacheLayout.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 using namespace uq::ref;
 
@@ -64,7 +68,8 @@ Status uq::ref::validateGeometry(const Format &kf, const Format &vf,
 Status uq::ref::cacheWrite(const Format &kf, const Format &vf,
                            const CacheGeometry &g, const float *k,
                            const float *v, const int64_t *slotMapping,
-                           int64_t numTokens, uint8_t *cache) {
+                           int64_t numTokens, uint8_t *cache,
+                           const float *kMean, const float *vMean) {
   Status st = validateGeometry(kf, vf, g);
   if (!st.ok())
     return st;
@@ -84,6 +89,15 @@ Status uq::ref::cacheWrite(const Format &kf, const Format &vf,
 
   const int64_t d = g.headDim;
   const SlotParts parts = slotParts(kf, vf, d);
+  std::vector<float> centred(d);
+  // The row to code: x itself, or x - mean[h] (float subtraction).
+  auto rowOf = [&](const float *x, const float *mean, int64_t h) {
+    if (!mean)
+      return x;
+    for (int64_t i = 0; i < d; ++i)
+      centred[i] = x[i] - mean[h * d + i];
+    return static_cast<const float *>(centred.data());
+  };
   for (int64_t t = 0; t < numTokens; ++t) {
     int64_t slot = slotMapping[t];
     if (slot < 0)
@@ -91,10 +105,12 @@ Status uq::ref::cacheWrite(const Format &kf, const Format &vf,
     for (int64_t h = 0; h < g.numKvHeads; ++h) {
       uint8_t *base = cache + slotOffset(g, slot, h);
       const int64_t row = (t * g.numKvHeads + h) * d;
-      st = encodeRow(kf, k + row, d, base + parts.kCodes, base + parts.kScales);
+      st = encodeRow(kf, rowOf(k + row, kMean, h), d, base + parts.kCodes,
+                     base + parts.kScales);
       if (!st.ok())
         return st; // Unreachable: the formats were validated.
-      st = encodeRow(vf, v + row, d, base + parts.vCodes, base + parts.vScales);
+      st = encodeRow(vf, rowOf(v + row, vMean, h), d, base + parts.vCodes,
+                     base + parts.vScales);
       if (!st.ok())
         return st;
     }

@@ -12,6 +12,7 @@
 
 #include "uq/Reference/Reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -99,6 +100,25 @@ uint8_t uq::ref::ue8m0ScaleByte(float absmax, double c) {
       e = 127;
   }
   return static_cast<uint8_t>(e + 127);
+}
+
+int uq::ref::fp8BlockExponent(float absmax) {
+  if (!(absmax > 0.0f) || !std::isfinite(absmax))
+    return 0;
+  int x;
+  float f = std::frexp(absmax, &x); // absmax = f * 2^x, f in [0.5, 1)
+  int e = x - 9 + (f > 0.875f ? 1 : 0);
+  return std::min(127, std::max(-127, e));
+}
+
+uint8_t uq::ref::e4m3ScaleByte(float absmax, double c) {
+  if (!(absmax != 0.0f) || !std::isfinite(absmax))
+    return 0;
+  float s = static_cast<float>(c) * std::fabs(absmax);
+  if (!(s <= 448.0f))
+    s = 448.0f; // Saturate (also an infinite product).
+  uint8_t b = fp8e4m3Encode(s, Fp8Overflow::Saturate);
+  return b == 0 ? 1 : b;
 }
 
 float uq::ref::fp8e4m3Decode(uint8_t b) {

@@ -6,6 +6,7 @@
 
 #include "uq/Reference/Reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -73,6 +74,8 @@ Status uq::ref::validateFormat(const Format &f, int64_t d) {
       return Status::error("the MseSearch scale rule needs a power-of-two "
                            "group size, got " +
                            std::to_string(f.groupSize));
+    if (f.scaleCode != ScaleCode::UE8M0 && f.scaleCode != ScaleCode::E4M3)
+      return Status::error("unknown scale code");
     return Status::success();
   case ElementCode::FP8_E4M3:
   case ElementCode::BF16:
@@ -112,6 +115,33 @@ double groupError(const float *x, int64_t n, int e, Rounding r) {
     return diff * diff;
   }
   return groupError(x, n / 2, e, r) + groupError(x + n / 2, n / 2, e, r);
+}
+
+/// The same with an E4M3 scale \p scale: x / scale, correctly rounded.
+double groupErrorE4M3(const float *x, int64_t n, float scale, Rounding r) {
+  if (n == 1) {
+    float q = fp4Decode(fp4Encode(x[0] / scale, r));
+    double diff = static_cast<double>(q * scale) - x[0];
+    return diff * diff;
+  }
+  return groupErrorE4M3(x, n / 2, scale, r) +
+         groupErrorE4M3(x + n / 2, n / 2, scale, r);
+}
+
+/// The MseSearch E4M3 byte among byte0 - 1, byte0, byte0 + 1 (clamped to
+/// the positive finite bytes 1..126), ties to the smaller.
+uint8_t searchE4M3Byte(const float *x, int64_t n, uint8_t byte0, Rounding r) {
+  int best = 0;
+  double bestErr = 0;
+  for (int db = -1; db <= 1; ++db) {
+    int b = std::min(126, std::max(1, static_cast<int>(byte0) + db));
+    double err = groupErrorE4M3(x, n, fp8e4m3Decode(static_cast<uint8_t>(b)), r);
+    if (db == -1 || err < bestErr) {
+      bestErr = err;
+      best = b;
+    }
+  }
+  return static_cast<uint8_t>(best);
 }
 
 /// The MseSearch scale byte of a group whose LogRound byte is \p byte0.
@@ -157,6 +187,22 @@ Status uq::ref::encodeRow(const Format &f, const float *x, int64_t d,
           m = std::fabs(row[i]);
       }
       // Zero sentinel: byte 0 and all codes 0 for a zero or non-finite group.
+      if (f.scaleCode == ScaleCode::E4M3) {
+        uint8_t byte = finite ? e4m3ScaleByte(m, f.c) : 0;
+        if (byte != 0 && f.scaleRule == ScaleRule::MseSearch)
+          byte = searchE4M3Byte(&row[start], g, byte, f.rounding);
+        scales[start / g] = byte;
+        float scale = fp8e4m3Decode(byte);
+        for (int64_t i = start; i < start + g; i += 2) {
+          uint8_t lo = 0, hi = 0;
+          if (byte != 0) {
+            lo = fp4Encode(row[i] / scale, f.rounding);
+            hi = fp4Encode(row[i + 1] / scale, f.rounding);
+          }
+          codes[i / 2] = static_cast<uint8_t>(lo | (hi << 4));
+        }
+        continue;
+      }
       uint8_t byte = finite ? ue8m0ScaleByte(m, f.c) : 0;
       if (byte != 0 && f.scaleRule == ScaleRule::MseSearch)
         byte = searchScaleByte(&row[start], g, byte, f.rounding);
@@ -203,8 +249,12 @@ Status uq::ref::decodeRow(const Format &f, const uint8_t *codes,
       uint8_t byte = codes[i / 2];
       uint8_t code = (i % 2 == 0) ? (byte & 0xF) : (byte >> 4);
       // value * 2^e; exact (the product of a 2-bit-significand value and a
-      // power of two) unless it leaves the float range.
-      out[i] = fp4Decode(code) * e8m0Decode(scales[i / f.groupSize]);
+      // power of two) unless it leaves the float range. With E4M3 scales
+      // value * S, exact as well (at most 2 + 4 significant bits).
+      uint8_t sb = scales[i / f.groupSize];
+      out[i] = fp4Decode(code) * (f.scaleCode == ScaleCode::E4M3
+                                      ? fp8e4m3Decode(sb)
+                                      : e8m0Decode(sb));
     }
     return Status::success();
   case ElementCode::FP8_E4M3:

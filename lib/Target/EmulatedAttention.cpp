@@ -161,6 +161,49 @@ std::string formatAttrs(const AttentionProblem &pb) {
          ", layout = #uq.cache_layout<vllm_slot>}";
 }
 
+/// The optional operands of issue 13's options: ` k_mean %mk : T` style
+/// text for the cache write (\p withTypes) or ` k_mean %mk` for the
+/// attention.
+std::string meanOperands(const AttentionProblem &pb, bool withTypes) {
+  std::string t = llvm::formatv(" : tensor<{0}x{1}xf32>", pb.numKVHeads,
+                                pb.headDim);
+  std::string r;
+  if (pb.kMean)
+    r += " k_mean %mk" + (withTypes ? t : "");
+  if (pb.vMean)
+    r += " v_mean %mv" + (withTypes ? t : "");
+  return r;
+}
+
+/// Function arguments (", %mk: T") or operand types (", T") of the means.
+std::string meanArgs(const AttentionProblem &pb, bool names) {
+  std::string t =
+      llvm::formatv("tensor<{0}x{1}xf32>", pb.numKVHeads, pb.headDim);
+  std::string r;
+  if (pb.kMean)
+    r += names ? ", %mk: " + t : ", " + t;
+  if (pb.vMean)
+    r += names ? ", %mv: " + t : ", " + t;
+  return r;
+}
+
+/// Adds mean[h, :] to every (token, h) row of \p t ([tokens, hkv, d]) and
+/// rounds to the element type (bf16 rows stay bf16).
+void shiftByMean(Tensor &t, const std::vector<float> &mean, int64_t hkv,
+                 int64_t d, llvm::StringRef dtype) {
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    float x = t.values[i] + mean[i % (hkv * d)];
+    if (dtype == "bf16") {
+      uint16_t bits = ref::floatToBf16(x);
+      t.values[i] = ref::bf16ToFloat(bits);
+      std::memcpy(&t.bytes[i * 2], &bits, 2);
+    } else {
+      t.values[i] = x;
+      std::memcpy(&t.bytes[i * 4], &x, 4);
+    }
+  }
+}
+
 /// Paging of a problem: block tables over a shuffled pool, slots.
 struct Paging {
   int64_t seqs = 0, maxBlocks = 1, numBlocks = 1, slotBytes = 0;
@@ -245,21 +288,29 @@ std::string programIR(const AttentionProblem &pb, const Paging &p) {
   std::memcpy(&scaleBits, &softmaxScale, 4);
   std::string scaleLiteral = llvm::formatv("{0:x8}", scaleBits).str();
   std::string ir;
-  ir += llvm::formatv("func.func @write(%k: {0}, %v: {0}, %s: {1}, %c: {2}) "
+  ir += llvm::formatv("func.func @write(%k: {0}, %v: {0}, %s: {1}, %c: {2}{3}) "
                       "-> {2} {{\n",
-                      kvT, slotT, cacheT);
-  ir += llvm::formatv("  %r = uq.cache_write %k, %v, %s into %c {0} : {1}, "
+                      kvT, slotT, cacheT, meanArgs(pb, true));
+  ir += llvm::formatv("  %r = uq.cache_write %k, %v, %s into %c{4} {0} : {1}, "
                       "{1}, {2} into {3}\n",
-                      attrs, kvT, slotT, cacheT);
+                      attrs, kvT, slotT, cacheT, meanOperands(pb, true));
   ir += llvm::formatv("  return %r : {0}\n}\n", cacheT);
+  std::string decodeAttrs = attrs;
+  if (pb.scaledQuery)
+    decodeAttrs.insert(decodeAttrs.size() - 1,
+                       ", query_precision = #uq<query_precision "
+                       "fp8_e4m3_scaled>");
   ir += llvm::formatv("func.func @decode(%q: {0}, %c: {1}, %bt: {2}, "
-                      "%lens: {3}{4}) -> {5} {{\n",
+                      "%lens: {3}{4}{6}) -> {5} {{\n",
                       qT, cacheT, btT, lensT,
-                      pb.sinks ? ", %sinks: " + sinkT : "", outT);
-  ir += llvm::formatv("  %o = uq.decode_attention %q, %c, %bt, %lens{0} scale "
-                      "{1} {2} : ({3}, {4}, {5}, {6}{7}) -> {8}\n",
-                      pb.sinks ? " sinks %sinks" : "", scaleLiteral, attrs, qT,
-                      cacheT, btT, lensT, pb.sinks ? ", " + sinkT : "", outT);
+                      pb.sinks ? ", %sinks: " + sinkT : "", outT,
+                      meanArgs(pb, true));
+  ir += llvm::formatv("  %o = uq.decode_attention %q, %c, %bt, %lens{0}{9} "
+                      "scale {1} {2} : ({3}, {4}, {5}, {6}{7}{10}) -> {8}\n",
+                      pb.sinks ? " sinks %sinks" : "", scaleLiteral,
+                      decodeAttrs, qT, cacheT, btT, lensT,
+                      pb.sinks ? ", " + sinkT : "", outT,
+                      meanOperands(pb, false), meanArgs(pb, false));
   ir += llvm::formatv("  return %o : {0}\n}\n", outT);
   return ir;
 }
@@ -349,6 +400,8 @@ CompiledAttention::compile(const AttentionProblem &pb) {
     return makeError("the emulated-attention harness takes bf16 or f32 "
                      "inputs, not " +
                      pb.dtype);
+  if ((pb.kMean || pb.vMean) && pb.format != KVCacheKind::UltraQuant)
+    return makeError("channel means are an UltraQuant option");
   std::mt19937_64 rng(pb.seed);
   auto paging = makePaging(pb, rng);
   if (!paging)
@@ -385,7 +438,9 @@ CompiledAttention::run(const AttentionProblem &pb) const {
       pb.sinks != shape.sinks || pb.format != shape.format ||
       pb.dtype != shape.dtype || pb.outType != shape.outType ||
       pb.c != shape.c || pb.mseSearch != shape.mseSearch ||
-      pb.vRotated != shape.vRotated || pb.softmaxScale != shape.softmaxScale)
+      pb.vRotated != shape.vRotated || pb.softmaxScale != shape.softmaxScale ||
+      pb.kMean != shape.kMean || pb.vMean != shape.vMean ||
+      pb.scaledQuery != shape.scaledQuery)
     return makeError("the problem's configuration differs from the compiled "
                      "one");
   if (pb.seqLens.empty())
@@ -419,6 +474,22 @@ CompiledAttention::run(const AttentionProblem &pb) const {
       return makeError("sinkValues must have one value per query head");
     sinks = pb.sinkValues;
   }
+  // Channel means (drawn after everything else: problems without them keep
+  // their data), added to the rows the cache write then centres again.
+  std::vector<float> kMean, vMean;
+  if ((pb.kMean || pb.vMean) && pb.format != KVCacheKind::UltraQuant)
+    return makeError("channel means are an UltraQuant option");
+  std::normal_distribution<float> meanDist(0.0f, pb.meanScale);
+  for (auto [on, mean, rows] :
+       {std::tuple<bool, std::vector<float> *, Tensor *>{pb.kMean, &kMean, &k},
+        {pb.vMean, &vMean, &v}}) {
+    if (!on)
+      continue;
+    mean->resize(hkv * d);
+    for (float &x : *mean)
+      x = meanDist(rng);
+    shiftByMean(*rows, *mean, hkv, d, pb.dtype);
+  }
 
   auto [kf, vf] = formats(pb);
   ref::CacheGeometry geom{p.numBlocks, bs, hkv, d, p.slotBytes};
@@ -429,7 +500,9 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   std::vector<uint8_t> refCache(cacheBytes, 0x5A);
   if (ref::Status st =
           ref::cacheWrite(kf, vf, geom, k.values.data(), v.values.data(),
-                          p.slots.data(), numTokens - 1, refCache.data());
+                          p.slots.data(), numTokens - 1, refCache.data(),
+                          pb.kMean ? kMean.data() : nullptr,
+                          pb.vMean ? vMean.data() : nullptr);
       !st.ok())
     return makeError("reference cacheWrite: " + st.message());
 
@@ -445,6 +518,10 @@ CompiledAttention::run(const AttentionProblem &pb) const {
     buffers["value"] = v.bytes;
     buffers["slot_mapping"] = toBytes(p.slots);
     buffers["cache"] = std::vector<uint8_t>(cacheBytes, 0x5A);
+    if (pb.kMean)
+      buffers["k_mean"] = toBytes(kMean);
+    if (pb.vMean)
+      buffers["v_mean"] = toBytes(vMean);
     if (llvm::Error err = launcher.launch(
             "write_0_cache_write", buffers,
             {{"num_tokens", numTokens}, {"num_blocks", p.numBlocks}},
@@ -473,6 +550,12 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   buffers["partial_sum"] = std::vector<uint8_t>(s * hq * parts * 4);
   buffers["sinks"] = toBytes(sinks);
   buffers["out"] = std::vector<uint8_t>(s * hq * d * outBytes);
+  if (pb.kMean)
+    buffers["k_mean"] = toBytes(kMean);
+  if (pb.vMean)
+    buffers["v_mean"] = toBytes(vMean);
+  buffers["query_scales"] = std::vector<uint8_t>(s * hq * (d / 32), 0xFF);
+  buffers["query_bias"] = std::vector<uint8_t>(s * hq * 4, 0xFF);
   std::map<std::string, int64_t> scalars = {{"num_seqs", s},
                                             {"num_blocks", p.numBlocks},
                                             {"max_blocks", p.maxBlocks},
@@ -503,6 +586,10 @@ CompiledAttention::run(const AttentionProblem &pb) const {
                                  : 1.0f / std::sqrt(static_cast<float>(d));
   ref::AttentionParams params;
   params.softmaxScale = softmaxScale;
+  if (pb.scaledQuery)
+    params.queryPrecision = ref::QueryPrecision::FP8_E4M3_Scaled;
+  params.kMean = pb.kMean ? kMean.data() : nullptr;
+  params.vMean = pb.vMean ? vMean.data() : nullptr;
   std::vector<int32_t> qsl(s + 1);
   std::iota(qsl.begin(), qsl.end(), 0);
   std::vector<float> expected(s * hq * d);

@@ -82,11 +82,21 @@ ElementCode parseCode(const std::string &c) {
                         "'");
 }
 
+ScaleCode parseScaleCode(const std::string &s) {
+  if (s == "ue8m0")
+    return ScaleCode::UE8M0;
+  if (s == "e4m3")
+    return ScaleCode::E4M3;
+  throw py::value_error("scale must be 'ue8m0' or 'e4m3', got '" + s + "'");
+}
+
 Format makeFormat(const std::string &code, int groupSize, double c,
                   bool rotate, const std::string &rounding,
                   const std::string &overflow,
-                  const std::string &scaleRule = "log_round") {
+                  const std::string &scaleRule = "log_round",
+                  const std::string &scale = "ue8m0") {
   Format f;
+  f.scaleCode = parseScaleCode(scale);
   f.code = parseCode(code);
   f.groupSize = groupSize;
   f.c = c;
@@ -140,10 +150,11 @@ std::vector<py::ssize_t> withLast(const py::array &x, py::ssize_t last) {
 
 py::tuple quantize(const py::array &xIn, bool rotate, double c, int groupSize,
                    const std::string &rounding, const std::string &code,
-                   const std::string &overflow, const std::string &scaleRule) {
+                   const std::string &overflow, const std::string &scaleRule,
+                   const std::string &scale) {
   F32Array x = asFloat(xIn, "quantize");
-  Format f =
-      makeFormat(code, groupSize, c, rotate, rounding, overflow, scaleRule);
+  Format f = makeFormat(code, groupSize, c, rotate, rounding, overflow,
+                        scaleRule, scale);
   int64_t d = x.shape(x.ndim() - 1);
   check(validateFormat(f, d), "quantize");
   int64_t cb = codeBytes(f, d), sb = scaleBytes(f, d);
@@ -169,10 +180,11 @@ py::tuple quantize(const py::array &xIn, bool rotate, double c, int groupSize,
 
 F32Array dequantize(const py::array &codesIn, const py::array &scalesIn,
                     bool rotate, bool unrotate, double c, int groupSize,
-                    const std::string &code) {
+                    const std::string &code, const std::string &scale) {
   U8Array codes = asBytes(codesIn, "dequantize(codes)");
   U8Array scales = asBytes(scalesIn, "dequantize(scales)");
-  Format f = makeFormat(code, groupSize, c, rotate, "ties_down", "nan");
+  Format f = makeFormat(code, groupSize, c, rotate, "ties_down", "nan",
+                        "log_round", scale);
   int64_t cb = codes.shape(codes.ndim() - 1);
   int64_t d;
   if (f.code == ElementCode::FP4_E2M1)
@@ -217,10 +229,10 @@ F32Array dequantize(const py::array &codesIn, const py::array &scalesIn,
 F32Array roundTrip(const py::array &xIn, bool rotate, bool unrotate, double c,
                    int groupSize, const std::string &rounding,
                    const std::string &code, const std::string &overflow,
-                   const std::string &scaleRule) {
+                   const std::string &scaleRule, const std::string &scale) {
   F32Array x = asFloat(xIn, "quantize_dequantize");
-  Format f =
-      makeFormat(code, groupSize, c, rotate, rounding, overflow, scaleRule);
+  Format f = makeFormat(code, groupSize, c, rotate, rounding, overflow,
+                        scaleRule, scale);
   int64_t d = x.shape(x.ndim() - 1);
   check(validateFormat(f, d), "quantize_dequantize");
   int64_t cb = codeBytes(f, d), sb = scaleBytes(f, d);
@@ -558,7 +570,7 @@ void populateReferenceBindings(py::module_ &m) {
         py::arg("rotate") = false, py::arg("c") = 0.156,
         py::arg("group_size") = 32, py::arg("rounding") = "ties_down",
         py::arg("code") = "fp4", py::arg("fp8_overflow") = "nan",
-        py::arg("scale_rule") = "log_round",
+        py::arg("scale_rule") = "log_round", py::arg("scale") = "ue8m0",
         R"doc(Encode rows x[..., D] (float32, or bf16 bits as uint16).
 
 Returns (codes uint8 [..., D/2], scales uint8 [..., D/group_size]) for FP4
@@ -568,11 +580,14 @@ rotate=True multiplies each row by H_D/sqrt(D) first (keys).
 scale_rule='mse_search' picks each FP4 group's exponent among e0-1, e0,
 e0+1 (e0 the 'log_round' one) by least squared error (ties to the
 smaller; needs a power-of-two group_size), as
-#uq.kv_format<..., scale_rule = mse_search>.)doc");
+#uq.kv_format<..., scale_rule = mse_search>. scale='e4m3' codes each FP4
+group's scale byte as FP8 E4M3 (#uq.kv_format<fp4_e2m1, scale = e4m3>; use
+c=1/6): S = e4m3(c * absmax), codes fp4(x / S); mse_search then tries the
+neighbouring E4M3 bytes.)doc");
   m.def("dequantize", &dequantize, py::arg("codes"), py::arg("scales"),
         py::kw_only(), py::arg("rotate") = false, py::arg("unrotate") = false,
         py::arg("c") = 0.156, py::arg("group_size") = 32,
-        py::arg("code") = "fp4",
+        py::arg("code") = "fp4", py::arg("scale") = "ue8m0",
         R"doc(Decode rows to float32 [..., D]. The result is in the coded
 domain (rotated for keys) unless rotate=True and unrotate=True.)doc");
   m.def("quantize_dequantize", &roundTrip, py::arg("x"), py::kw_only(),
@@ -580,8 +595,9 @@ domain (rotated for keys) unless rotate=True and unrotate=True.)doc");
         py::arg("c") = 0.156, py::arg("group_size") = 32,
         py::arg("rounding") = "ties_down", py::arg("code") = "fp4",
         py::arg("fp8_overflow") = "nan", py::arg("scale_rule") = "log_round",
+        py::arg("scale") = "ue8m0",
         "encodeRow + decodeRow per row, float32 out (coded domain unless "
-        "unrotate=True); scale_rule 'log_round' or 'mse_search' as in "
+        "unrotate=True); scale_rule and scale ('ue8m0' or 'e4m3') as in "
         "quantize.");
   m.def("hadamard", &hadamard, py::arg("x"),
         "x[..., D] @ (H_D/sqrt(D))^T along the last axis (the reference "
@@ -624,6 +640,15 @@ domain (rotated for keys) unless rotate=True and unrotate=True.)doc");
   m.def("e8m0_decode", [](const py::array &b) {
     return mapFromBytes(b, "e8m0_decode", e8m0Decode);
   });
+  m.def(
+      "e4m3_scale",
+      [](const py::array &absmax, double c) {
+        return mapToBytes(absmax, "e4m3_scale",
+                          [c](float a) { return e4m3ScaleByte(a, c); });
+      },
+      py::arg("absmax"), py::kw_only(), py::arg("c") = 1.0 / 6.0,
+      "The E4M3 scale byte of an FP4 group per group maximum (0 = zero "
+      "sentinel).");
   m.def(
       "ue8m0_scale",
       [](const py::array &absmax, double c) {

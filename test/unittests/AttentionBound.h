@@ -38,11 +38,14 @@ attentionBounds(const ref::Format &kf, const ref::Format &vf,
                 const std::vector<float> &q, int64_t seqs, int64_t hq,
                 const std::vector<int32_t> &tables, int64_t maxBlocks,
                 const std::vector<int32_t> &lens, const float *sinks,
-                float softmaxScale, double err) {
+                float softmaxScale, double err,
+                const ref::AttentionParams *params = nullptr) {
   std::vector<int32_t> qsl(seqs + 1);
   for (int64_t s = 0; s <= seqs; ++s)
     qsl[s] = static_cast<int32_t>(s);
-  ref::AttentionParams p;
+  // \p params: query precision and channel means (the scale is taken from
+  // \p softmaxScale).
+  ref::AttentionParams p = params ? *params : ref::AttentionParams();
   p.softmaxScale = softmaxScale;
   std::vector<double> bounds(seqs * hq * g.headDim);
   ref::Status st = ref::attentionErrorBounds(

@@ -124,6 +124,13 @@ float e8m0Decode(uint8_t b);
 /// See docs/reference-numerics.md.
 uint8_t ue8m0ScaleByte(float absmax, double c = 0.156);
 
+/// The E4M3 scale byte of an FP4 group with maximum magnitude \p absmax
+/// (ScaleCode::E4M3): s = float(c) * absmax in float32 (RNE), clamped to
+/// 448, rounded to E4M3FN (RNE, subnormals); a positive s that rounds to 0
+/// takes byte 1 (2^-9, the smallest subnormal) so the group stays coded.
+/// Returns the zero sentinel 0 when absmax == 0 or is not finite.
+uint8_t e4m3ScaleByte(float absmax, double c = 1.0 / 6.0);
+
 /// Decodes an OCP FP8 E4M3FN byte (bias 7, no infinities; 0x7f and 0xff are
 /// NaN; max finite 448).
 float fp8e4m3Decode(uint8_t b);
@@ -174,22 +181,40 @@ Status hadamardRotate(float *row, int64_t d,
 /// format; keys use the same with `rotate = true`.
 /// How the exponent of an FP4 group's UE8M0 scale is chosen.
 enum class ScaleRule {
-  /// e = floor(log2(c * absmax) + 0.5), clamped to [-126, 127] (UltraQuant).
+  /// e = floor(log2(c * absmax) + 0.5), clamped to [-126, 127] (UltraQuant);
+  /// with E4M3 scales the byte e4m3ScaleByte(absmax, c).
   LogRound,
   /// Among e0 - 1, e0, e0 + 1 (e0 from LogRound, each clamped), the exponent
   /// whose codes have the least squared error over the group, ties to the
-  /// earlier (smaller) candidate. The error of a group is the sum of
+  /// earlier (smaller) candidate; with E4M3 scales the bytes b0 - 1, b0,
+  /// b0 + 1 clamped to [1, 126] (neighbouring E4M3 values). The error of a group is the sum of
   /// (decoded - x)^2 over its elements in double, each term the square of
   /// an exact double difference, summed as a perfect binary tree in element
   /// order ((t0 + t1) + (t2 + t3)) + ...: a fixed order a GPU can reproduce.
   MseSearch,
 };
 
+/// How the one scale byte of an FP4 group is coded.
+enum class ScaleCode {
+  /// UE8M0: a power of two 2^(byte-127) (UltraQuant; the scaled-MFMA
+  /// operand).
+  UE8M0,
+  /// OCP FP8 E4M3FN: a 4-significant-bit scale (the NVFP4 idea, without its
+  /// tensor scale). Same 1 byte per group, finer steps: for values that a
+  /// kernel reads after conversion (or folds into the softmax weights, V).
+  /// The group is coded as fp4(x / S), S = fp8e4m3Decode(byte), a correctly
+  /// rounded float division; decoding is fp4Decode(code) * S (exact).
+  E4M3,
+};
+
 struct Format {
   ElementCode code = ElementCode::FP4_E2M1;
-  /// Channels per UE8M0 scale (FP4 only); must divide the head dim.
+  /// Channels per scale (FP4 only); must divide the head dim.
   int groupSize = 32;
-  /// The scale constant c of s = c * absmax (FP4 only).
+  /// The code of the FP4 group scales.
+  ScaleCode scaleCode = ScaleCode::UE8M0;
+  /// The scale constant c of s = c * absmax (FP4 only); E4M3 scales want
+  /// c = 1/6 (absmax onto the largest FP4 level).
   double c = 0.156;
   /// Rotate by H_D / sqrt(D) before encoding (keys).
   bool rotate = false;
@@ -269,9 +294,14 @@ Status validateGeometry(const Format &kf, const Format &vf,
 /// block * blockSize + offset. A negative slot skips the token (its bytes
 /// stay untouched); padding bytes of a slot are never written. A slot >=
 /// numBlocks * blockSize is an error: then nothing is written.
+/// Optional channel means \p kMean / \p vMean ([numKvHeads, headDim]): the
+/// row coded for (t, h) is k[t, h, :] - kMean[h, :] (float subtraction,
+/// before the format's rotation), likewise for V (uq.cache_write's k_mean /
+/// v_mean).
 Status cacheWrite(const Format &kf, const Format &vf, const CacheGeometry &g,
                   const float *k, const float *v, const int64_t *slotMapping,
-                  int64_t numTokens, uint8_t *cache);
+                  int64_t numTokens, uint8_t *cache,
+                  const float *kMean = nullptr, const float *vMean = nullptr);
 
 //===----------------------------------------------------------------------===//
 // Decode attention
@@ -283,7 +313,19 @@ enum class QueryPrecision {
   FP8_E4M3,
   /// Keep the rotated query in float.
   F32,
+  /// OCP E4M3FN with one power-of-two scale per 32 channels (the scaled
+  /// MFMA's A-scale operand, UE8M0): each group is coded as
+  /// fp8(q / 2^e) * 2^e with e = fp8BlockExponent(group absmax), so no
+  /// finite query overflows to NaN.
+  FP8_E4M3_Scaled,
 };
+
+/// The exponent of a per-32 query scale: the smallest e with
+/// absmax / 2^e <= 448, clamped to [-127, 127]; 0 for a zero or non-finite
+/// absmax (scale 1: a non-finite element stays NaN, as with scale 1).
+/// Decided exactly on frexp: absmax = f * 2^E, f in [0.5, 1): e = E - 9,
+/// plus 1 when f > 0.875.
+int fp8BlockExponent(float absmax);
 
 /// Parameters of decodeAttention.
 struct AttentionParams {
@@ -293,6 +335,12 @@ struct AttentionParams {
   /// Accumulate dot products, softmax sums and the PV product in double
   /// (rounded to float at the end) instead of float.
   bool accumulateF64 = false;
+  /// Channel means ([numKvHeads, headDim], or null) that cacheWrite
+  /// subtracted: added back to every decoded key / value row of the KV head,
+  /// in the row's coded domain (rotated like the format, with its
+  /// RotationArithmetic) by one float addition per element.
+  const float *kMean = nullptr;
+  const float *vMean = nullptr;
 };
 
 /// Reference single-token decode attention over the paged cache \p cache

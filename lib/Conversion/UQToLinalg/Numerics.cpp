@@ -176,6 +176,46 @@ Value ScalarEmitter::ue8m0ScaleByte(Value absmaxBits, double c) {
   return arith::SelectOp::create(b, loc, sentinel, i32(0), byte);
 }
 
+Value ScalarEmitter::fp8BlockScaleByte(Value absmaxBits) {
+  Value isZero =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, absmaxBits, i32(0));
+  Value nonFinite = arith::CmpIOp::create(b, loc, CmpIPredicate::uge,
+                                          absmaxBits, i32(0x7F800000));
+  Value scaleOne = arith::OrIOp::create(b, loc, isZero, nonFinite);
+  Value biased = arith::ShRUIOp::create(b, loc, absmaxBits, i32(23));
+  Value mant = arith::AndIOp::create(b, loc, absmaxBits, i32(0x7FFFFF));
+  // 1.f > 1.75 iff the mantissa bits exceed 0x600000.
+  Value up =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::ugt, mant, i32(0x600000));
+  Value e = arith::AddIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, biased, i32(135)),
+      arith::ExtUIOp::create(b, loc, ty(b.getI32Type()), up));
+  // A subnormal maximum (biased 0) lands far below -127: clamped.
+  e = arith::MaxSIOp::create(b, loc, e, i32(-127));
+  e = arith::MinSIOp::create(b, loc, e, i32(127));
+  Value byte = arith::AddIOp::create(b, loc, e, i32(127));
+  return arith::SelectOp::create(b, loc, scaleOne, i32(127), byte);
+}
+
+Value ScalarEmitter::e4m3ScaleByte(Value absmaxBits, double c) {
+  Value isZero =
+      arith::CmpIOp::create(b, loc, CmpIPredicate::eq, absmaxBits, i32(0));
+  Value nonFinite = arith::CmpIOp::create(b, loc, CmpIPredicate::uge,
+                                          absmaxBits, i32(0x7F800000));
+  Value sentinel = arith::OrIOp::create(b, loc, isZero, nonFinite);
+  Value s = arith::MulFOp::create(b, loc, f32(static_cast<float>(c)),
+                                  fromBits(absmaxBits));
+  // Saturate at 448 (an infinite product too): !(s <= 448).
+  Value over = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UGT, s,
+                                     f32(448.0f));
+  s = arith::SelectOp::create(b, loc, over, f32(448.0f), s);
+  Value byte = fp8Encode(s);
+  // A positive scale that underflows keeps the smallest subnormal (byte 1).
+  Value under = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, byte, i32(0));
+  byte = arith::SelectOp::create(b, loc, under, i32(1), byte);
+  return arith::SelectOp::create(b, loc, sentinel, i32(0), byte);
+}
+
 Value ScalarEmitter::e8m0Normal(Value byte) {
   return fromBits(arith::ShLIOp::create(b, loc, byte, i32(23)));
 }

@@ -68,6 +68,17 @@ public:
   /// the bits of the f32 product (e = E + 1 iff the significand >= sqrt(2),
   /// i.e. its 23 mantissa bits >= 0x3504F4), byte = e + 127.
   mlir::Value ue8m0ScaleByte(mlir::Value absmaxBits, double c);
+  /// The E4M3 scale byte (i32 in 0..126) of an FP4 group from the bits of
+  /// its largest magnitude, as uq::ref::e4m3ScaleByte: 0 when that is 0 or
+  /// not finite; else e4m3(min(float(c) * m, 448)) with RNE, and byte 1
+  /// (2^-9) where that underflows to 0.
+  mlir::Value e4m3ScaleByte(mlir::Value absmaxBits, double c);
+  /// The UE8M0 byte (i32, e + 127) of a per-32 query scale from the bits of
+  /// the group's largest magnitude, as uq::ref::fp8BlockExponent: e is the
+  /// smallest exponent with absmax / 2^e <= 448 (E - 8 for 1.f * 2^E, plus
+  /// one when f > 0.75), clamped to [-127, 127]; 127 (scale 1) for a zero or
+  /// non-finite maximum.
+  mlir::Value fp8BlockScaleByte(mlir::Value absmaxBits);
   /// 2^(byte - 127) as f32 (byte 0: 2^-127, 255: NaN), byte an i32.
   mlir::Value e8m0Decode(mlir::Value byte);
   /// 2^(byte - 127) for byte in 1..254 (a normal f32).

@@ -37,6 +37,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace uq {
 #define GEN_PASS_DEF_CONVERTUQTOLINALGPASS
@@ -332,13 +333,16 @@ public:
   /// The byte (i32) of candidate \p k (i32 0..2) of a group whose log_round
   /// byte is \p byte0: byte0 - 1 + k clamped to [1, 254], i.e. the exponent
   /// e0 - 1 + k clamped to [-126, 127].
-  static Value candidateByte(ScalarEmitter &es, Value byte0, Value k) {
+  /// With E4M3 scales (\p e4m3) the bytes are clamped to [1, 126], the
+  /// positive finite E4M3 values (neighbouring bytes, neighbouring values).
+  static Value candidateByte(ScalarEmitter &es, Value byte0, Value k,
+                             bool e4m3 = false) {
     OpBuilder &nb = es.builder();
     Location l = es.location();
     Value cb = arith::AddIOp::create(
         nb, l, byte0, arith::SubIOp::create(nb, l, k, es.i32(1)));
     cb = arith::MaxSIOp::create(nb, l, cb, es.i32(1));
-    return arith::MinSIOp::create(nb, l, cb, es.i32(254));
+    return arith::MinSIOp::create(nb, l, cb, es.i32(e4m3 ? 126 : 254));
   }
 
   /// scale_rule = mse_search: the bytes [N, G] (i32) chosen among the three
@@ -351,7 +355,8 @@ public:
   /// [N, G, 3, m/2]) until one sum per candidate is left. The smallest error
   /// wins, ties to the earlier candidate (e0 - 1, e0, e0 + 1); a sentinel
   /// group (byte 0) stays 0.
-  Value searchScaleBytes(Value x2, Value byte0, int64_t g, bool tiesDown) {
+  Value searchScaleBytes(Value x2, Value byte0, int64_t g, bool tiesDown,
+                         bool e4m3) {
     int64_t dd = staticDim(x2, 1), groups = dd / g;
     Type f64 = b.getF64Type();
     Value xp = splitLast(x2, {groups, g / 2, 2});
@@ -368,14 +373,15 @@ public:
           Location l = es.location();
           Value k = arith::IndexCastOp::create(nb, l, nb.getI32Type(),
                                                indexOf(es, 2));
-          Value cb = candidateByte(es, a[2], k);
-          Value inv = es.e8m0Reciprocal(cb);
-          Value scale = es.e8m0Normal(cb);
+          Value cb = candidateByte(es, a[2], k, e4m3);
+          Value inv = e4m3 ? Value() : es.e8m0Reciprocal(cb);
+          Value scale = e4m3 ? es.fp8Decode(cb) : es.e8m0Normal(cb);
           auto term = [&](Value x) -> Value {
             // ldexp(q, e) in f32 (exact, or Inf past the f32 range), the
-            // difference and its square in f64.
-            Value q = es.fp4Decode(
-                es.fp4Encode(arith::MulFOp::create(nb, l, x, inv), tiesDown));
+            // difference and its square in f64. E4M3: x / S, q * S exact.
+            Value scaled = e4m3 ? Value(arith::DivFOp::create(nb, l, x, scale))
+                                : Value(arith::MulFOp::create(nb, l, x, inv));
+            Value q = es.fp4Decode(es.fp4Encode(scaled, tiesDown));
             Value dec = arith::MulFOp::create(nb, l, q, scale);
             Value diff = arith::SubFOp::create(
                 nb, l, arith::ExtFOp::create(nb, l, nb.getF64Type(), dec),
@@ -413,14 +419,14 @@ public:
         {kPar, kPar}, [&](ScalarEmitter &es, ValueRange a) -> Value {
           OpBuilder &nb = es.builder();
           Location l = es.location();
-          Value best = candidateByte(es, a[3], es.i32(0));
+          Value best = candidateByte(es, a[3], es.i32(0), e4m3);
           Value bestErr = a[0];
           for (int64_t k = 1; k < 3; ++k) {
             // err < bestErr, false for equal errors: ties keep the earlier.
             Value better = arith::CmpFOp::create(
                 nb, l, arith::CmpFPredicate::OLT, a[k], bestErr);
             best = arith::SelectOp::create(
-                nb, l, better, candidateByte(es, a[3], es.i32(k)), best);
+                nb, l, better, candidateByte(es, a[3], es.i32(k), e4m3), best);
             bestErr = arith::SelectOp::create(nb, l, better, a[k], bestErr);
           }
           Value sentinel = arith::CmpIOp::create(
@@ -429,7 +435,14 @@ public:
         });
   }
 
-  /// FP4 codes [N, D/2] and UE8M0 scales [N, D/g] of f32 rows [N, D].
+  /// The f32 value of an FP4 group's scale byte \p sb (i32).
+  static Value scaleValue(ScalarEmitter &es, KVFormatAttr format, Value sb) {
+    return format.getScale() == ScaleEncoding::e4m3 ? es.fp8Decode(sb)
+                                                    : es.e8m0Decode(sb);
+  }
+
+  /// FP4 codes [N, D/2] and UE8M0 (or E4M3) scales [N, D/g] of f32 rows
+  /// [N, D].
   std::pair<Value, Value> encodeFp4(Value x2, KVFormatAttr format) {
     int64_t dd = staticDim(x2, 1);
     int64_t g = format.getGroupSize(), groups = dd / g;
@@ -447,12 +460,14 @@ public:
                                             es.bits(a[0]), es.i32(0x7FFFFFFF));
           return arith::MaxUIOp::create(es.builder(), es.location(), mag, a[1]);
         });
+    bool e4m3 = format.getScale() == ScaleEncoding::e4m3;
     Value byte = elementwise({amax}, b.getI32Type(),
                              [&](ScalarEmitter &es, ValueRange a) {
-                               return es.ue8m0ScaleByte(a[0], c);
+                               return e4m3 ? es.e4m3ScaleByte(a[0], c)
+                                           : es.ue8m0ScaleByte(a[0], c);
                              });
     if (format.getScaleRule() == ScaleRule::mse_search)
-      byte = searchScaleBytes(x2, byte, g, tiesDown);
+      byte = searchScaleBytes(x2, byte, g, tiesDown, e4m3);
     Value scales = elementwise(
         {byte}, b.getI8Type(), [](ScalarEmitter &es, ValueRange a) -> Value {
           return arith::TruncIOp::create(es.builder(), es.location(),
@@ -473,12 +488,15 @@ public:
           OpBuilder &nb = es.builder();
           Location l = es.location();
           // x * 2^-e: one correctly rounded multiply by an exact power of
-          // two, the same value as the reference's ldexp(x, -e).
-          Value inv = es.e8m0Reciprocal(a[2]);
-          Value cLo =
-              es.fp4Encode(arith::MulFOp::create(nb, l, a[0], inv), tiesDown);
-          Value cHi =
-              es.fp4Encode(arith::MulFOp::create(nb, l, a[1], inv), tiesDown);
+          // two, the same value as the reference's ldexp(x, -e); E4M3
+          // scales: the correctly rounded x / S.
+          auto scaled = [&](Value x) -> Value {
+            if (e4m3)
+              return arith::DivFOp::create(nb, l, x, es.fp8Decode(a[2]));
+            return arith::MulFOp::create(nb, l, x, es.e8m0Reciprocal(a[2]));
+          };
+          Value cLo = es.fp4Encode(scaled(a[0]), tiesDown);
+          Value cHi = es.fp4Encode(scaled(a[1]), tiesDown);
           Value both = arith::OrIOp::create(
               nb, l, cLo, arith::ShLIOp::create(nb, l, cHi, es.i32(4)));
           // Zero sentinel: all codes of the group are 0.
@@ -514,7 +532,7 @@ public:
           nib = arith::AndIOp::create(nb, l, nib, es.i32(15));
           Value sb = arith::ExtUIOp::create(nb, l, nb.getI32Type(), a[1]);
           Value v = arith::MulFOp::create(nb, l, es.fp4Decode(nib),
-                                          es.e8m0Decode(sb));
+                                          scaleValue(es, format, sb));
           return es.fromF32(v, elem);
         });
     return mergeTail(r);
@@ -602,7 +620,8 @@ public:
       Value grp =
           arith::DivUIOp::create(nb, l, i, es.index(format.getGroupSize()));
       Value sb = byteAt(plus(grp, scaleOff));
-      return arith::MulFOp::create(nb, l, es.fp4Decode(nib), es.e8m0Decode(sb));
+      return arith::MulFOp::create(nb, l, es.fp4Decode(nib),
+                                   scaleValue(es, format, sb));
     }
     case ElementCode::fp8_e4m3:
       return es.fp8Decode(byteAt(plus(i, codeOff)));
@@ -625,6 +644,8 @@ public:
   /// Geometry and operands shared by the attention ops.
   struct Attention {
     Value cache, tables, lens;
+    /// k_mean / v_mean [Hkv, D] in the coded domain of their rows, or null.
+    Value kMean, vMean;
     KVFormatAttr kFormat, vFormat;
     int64_t headDim, numKV, group, blockSize;
     int64_t kScaleOff, vCodeOff, vScaleOff;
@@ -651,7 +672,26 @@ public:
     a.capacity = arith::MulIOp::create(b, loc, dimValue(a.tables, 1),
                                        s.index(a.blockSize));
     a.scale = op.getScale().convertToFloat();
+    // Channel means: the decode ops' k_mean / v_mean (uq.paged_attention
+    // has no such operands).
+    if constexpr (!std::is_same_v<OpTy, PagedAttentionOp>) {
+      if (Value m = op.getKMean())
+        a.kMean = codedDomainRows(m, a.kFormat);
+      if (Value m = op.getVMean())
+        a.vMean = codedDomainRows(m, a.vFormat);
+    }
     return a;
+  }
+
+  /// f32(x[t, h, :]) - mean[h, :] for x [T, H, D] and mean [H, D].
+  Value subtractMean(Value x, Value mean) {
+    Value out = empty(sizes(x), b.getF32Type());
+    return generic({x, mean}, out,
+                   {id(3), map(3, {d(1), d(2)}), id(3)}, {kPar, kPar, kPar},
+                   [](ScalarEmitter &es, ValueRange a) -> Value {
+                     return arith::SubFOp::create(es.builder(), es.location(),
+                                                  es.toF32(a[0]), a[1]);
+                   });
   }
 
   /// The query [S, Hq, D] rotated like the keys and rounded per
@@ -664,6 +704,8 @@ public:
                        [](ScalarEmitter &es, ValueRange x) {
                          return es.fp8Decode(es.fp8Encode(x[0]));
                        });
+    if (precision == QueryPrecision::fp8_e4m3_scaled)
+      qf = scaledFp8Rows(qf);
     Value q3 = unflattenRows(qf, q);
     SmallVector<OpFoldResult> shape{dim(q3, 0), b.getIndexAttr(a.numKV),
                                     b.getIndexAttr(a.group),
@@ -673,6 +715,40 @@ public:
         RankedTensorType::get({staticDim(q3, 0), a.numKV, a.group, a.headDim},
                               b.getF32Type()),
         q3, {ReassociationIndices{0}, {1, 2}, {3}}, shape);
+  }
+
+  /// f32 rows [N, D] (D a multiple of 32) rounded to FP8 E4M3 with one
+  /// UE8M0 scale per 32: fp8(x * 2^-e) * 2^e, e from the group's largest
+  /// magnitude (ScalarEmitter::fp8BlockScaleByte), as the reference's
+  /// QueryPrecision::FP8_E4M3_Scaled. Both scalings are exact.
+  Value scaledFp8Rows(Value x2) {
+    int64_t groups = staticDim(x2, 1) / 32;
+    Value xg = splitLast(x2, {groups, 32});
+    SmallVector<OpFoldResult> gShape{dim(x2, 0), b.getIndexAttr(groups)};
+    Value amax = generic(
+        {xg}, fill(gShape, s.i32(0)), {id(3), map(3, {d(0), d(1)})},
+        {kPar, kPar, kRed}, [](ScalarEmitter &es, ValueRange a) -> Value {
+          Value mag = arith::AndIOp::create(es.builder(), es.location(),
+                                            es.bits(a[0]), es.i32(0x7FFFFFFF));
+          return arith::MaxUIOp::create(es.builder(), es.location(), mag, a[1]);
+        });
+    Value byte = elementwise({amax}, b.getI32Type(),
+                             [](ScalarEmitter &es, ValueRange a) {
+                               return es.fp8BlockScaleByte(a[0]);
+                             });
+    Value out = generic(
+        {xg, byte},
+        empty({dim(x2, 0), b.getIndexAttr(groups), b.getIndexAttr(32)},
+              b.getF32Type()),
+        {id(3), map(3, {d(0), d(1)}), id(3)}, {kPar, kPar, kPar},
+        [](ScalarEmitter &es, ValueRange a) -> Value {
+          OpBuilder &nb = es.builder();
+          Location l = es.location();
+          Value v = arith::MulFOp::create(nb, l, a[0], es.e8m0Reciprocal(a[1]));
+          Value q = es.fp8Decode(es.fp8Encode(v));
+          return arith::MulFOp::create(nb, l, q, es.e8m0Decode(a[1]));
+        });
+    return mergeTail(out);
   }
 
   /// min(max(lens[s], 0), capacity) as an index.
@@ -692,6 +768,7 @@ public:
     KVFormatAttr format = key ? a.kFormat : a.vFormat;
     int64_t codeOff = key ? 0 : a.vCodeOff;
     int64_t scaleOff = key ? a.kScaleOff : a.vScaleOff;
+    Value mean = key ? a.kMean : a.vMean;
     return generic(
         {}, out, {id(3)}, {kPar, kPar, kPar},
         [&](ScalarEmitter &es, ValueRange) -> Value {
@@ -709,8 +786,13 @@ public:
           blk = arith::MinSIOp::create(
               nb, l, blk,
               arith::SubIOp::create(nb, l, a.numBlocks, es.index(1)));
-          return decodeCacheElement(es, a.cache, blk, off, h, i, format,
-                                    codeOff, scaleOff);
+          Value v = decodeCacheElement(es, a.cache, blk, off, h, i, format,
+                                       codeOff, scaleOff);
+          if (!mean)
+            return v;
+          // The channel mean the cache write subtracted (coded domain).
+          Value m = tensor::ExtractOp::create(nb, l, mean, ValueRange{h, i});
+          return arith::AddFOp::create(nb, l, v, m);
         });
   }
 
@@ -1043,6 +1125,11 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
     int64_t bs = op.getCacheType().getDimSize(1);
     CacheLayoutAttr layout = op.getLayout();
     KVFormatAttr kf = op.getKFormat(), vf = op.getVFormat();
+    // Channel means: the rows coded are x - mean[h] (f32).
+    if (Value m = op.getKMean())
+      key = l.subtractMean(key, m);
+    if (Value m = op.getVMean())
+      value = l.subtractMean(value, m);
 
     // Code every (token, head) row first, vectorised over all rows.
     auto encode = [&](Value x, KVFormatAttr f) {

@@ -144,6 +144,9 @@ struct FormatOps {
   WaveBuilder &w;
   Value cache, query;
   int64_t t, d;
+  /// The query's A scales [16 x paddedK / 32] (E8M0) with
+  /// query_precision = fp8_e4m3_scaled; null: scale 1.
+  Value queryScales = {};
 
   /// The query tile, once per partition: FP8 codes [16 x paddedK] for
   /// microscaled keys, bf16 [16 x D] for bf16 keys.
@@ -174,7 +177,7 @@ struct FormatOps {
       return contract(w, q, k, zero, /*rhsTransposed=*/true);
     }
     int64_t kp = paddedK(d);
-    Value qScales = constScales(w, kRows, kp);
+    Value qScales = queryScales ? queryScales : constScales(w, kRows, kp);
     Value k, kScales;
     if (kf.getElement() == ElementCode::fp4_e2m1) {
       Value bytes = uq::LoadRowsOp::create(
@@ -306,6 +309,93 @@ Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value t0,
   return arith::IndexCastOp::create(b, loc, w.vec({t}, b.getIndexType()), ids);
 }
 
+//===----------------------------------------------------------------------===//
+// Issue 13's options: per-32 query scales, channel means (docs/accuracy.md)
+//===----------------------------------------------------------------------===//
+
+/// The extra arguments of the three attention kernels, after their other
+/// arguments (which keep their positions).
+void addOptionArgs(const AttentionConfig &cfg, StringRef kernel,
+                   KernelSpec &spec) {
+  const int64_t d = cfg.headDim, hq = cfg.numQHeads, hkv = cfg.numKVHeads;
+  bool query = kernel == "query", partial = kernel == "partial";
+  if (cfg.scaledQuery && (query || partial))
+    spec.args.push_back(
+        {"query_scales", "global_buffer", "u8", {"num_seqs", hq, d / 32},
+         query ? "write" : "read",
+         "workspace: the UE8M0 scale of each 32 channels of the prepared "
+         "query (query_precision = fp8_e4m3_scaled; the MFMA's A scales)"});
+  if (cfg.kMean && query)
+    spec.args.push_back({"k_mean", "global_buffer", "f32", {hkv, d}, "read",
+                         "per-channel key mean of each KV head (the cache "
+                         "write subtracted it)"});
+  if (cfg.kMean && (query || partial))
+    spec.args.push_back(
+        {"query_bias", "global_buffer", "f32", {"num_seqs", hq},
+         query ? "write" : "read",
+         "workspace: prepared query . rotated k_mean, added to every logit"});
+  if (cfg.vMean && kernel == "merge")
+    spec.args.push_back({"v_mean", "global_buffer", "f32", {hkv, d}, "read",
+                         "per-channel value mean of each KV head, added back "
+                         "with the keys' share of the softmax"});
+}
+
+/// The FP8 codes (i32, [D]) of the f32 query row \p x with one UE8M0 scale
+/// per 32 channels (ref::QueryPrecision::FP8_E4M3_Scaled): \p bytes gets the
+/// scale bytes ([D / 32] i32).
+Value scaledQueryCodes(WaveBuilder &w, Value x, int64_t d, Value &bytes) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t groups = d / 32;
+  Type f32 = b.getF32Type();
+  Value xg = vector::ShapeCastOp::create(b, loc, w.vec({groups, 32}, f32), x);
+  // NaN propagates (maximumf), and a non-finite maximum gives scale 1.
+  Value amax = w.reduceRows(vector::CombiningKind::MAXIMUMF,
+                            math::AbsFOp::create(b, loc, xg),
+                            w.constSplat(b.getF32FloatAttr(0.0f), {groups}));
+  ScalarEmitter gs(b, loc, {groups});
+  ScalarEmitter es(b, loc, {groups, 32});
+  bytes = gs.fp8BlockScaleByte(gs.bits(amax));
+  Value inv = w.broadcastRows(gs.e8m0Reciprocal(bytes), 32);
+  Value codes = es.fp8Encode(arith::MulFOp::create(b, loc, xg, inv));
+  return vector::ShapeCastOp::create(b, loc, w.vec({d}, b.getI32Type()),
+                                     codes);
+}
+
+/// The values of scaled query codes: fp8(codes) * 2^e per 32 channels.
+Value scaledQueryValues(WaveBuilder &w, Value codes, Value bytes, int64_t d) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t groups = d / 32;
+  Value cg = vector::ShapeCastOp::create(
+      b, loc, w.vec({groups, 32}, b.getI32Type()), codes);
+  ScalarEmitter gs(b, loc, {groups});
+  ScalarEmitter es(b, loc, {groups, 32});
+  Value dec = arith::MulFOp::create(b, loc, es.fp8Decode(cg),
+                                    w.broadcastRows(gs.e8m0Decode(bytes), 32));
+  return vector::ShapeCastOp::create(b, loc, w.vec({d}, b.getF32Type()), dec);
+}
+
+/// q . rot(mean) for the prepared query values \p q ([D] f32) and the row
+/// \p mean ([D] f32, original domain) rotated like the keys (f64
+/// butterfly, one rounding: the reference's rotation of the mean).
+Value meanBias(WaveBuilder &w, const AttentionConfig &cfg, Value q,
+               Value mean) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t d = cfg.headDim;
+  Type f32 = b.getF32Type();
+  if (cfg.kFormat.isRotated()) {
+    Value m64 = arith::ExtFOp::create(b, loc, w.vec({d}, b.getF64Type()), mean);
+    mean = arith::TruncFOp::create(b, loc, w.vec({d}, f32),
+                                   uq::RotateOp::create(b, loc, m64));
+  }
+  Value prod = arith::MulFOp::create(b, loc, q, mean);
+  Value row = vector::ShapeCastOp::create(b, loc, w.vec({1, d}, f32), prod);
+  return w.reduceRows(vector::CombiningKind::ADD, row,
+                      w.constSplat(b.getF32FloatAttr(0.0f), {1}));
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -327,6 +417,7 @@ gpu::GPUFuncOp uq::wave::buildQueryKernel(OpBuilder &b, Location loc,
        "workspace: the query rotated like the keys and rounded to FP8 E4M3 "
        "(codes; bf16 values for bf16 keys)"},
       {"num_seqs", "by_value", "i32", {}, "value", "number of sequences"}};
+  addOptionArgs(cfg, "query", spec);
   spec.grid = {Dim("num_seqs"), Dim(hq), Dim(1)};
   spec.gridRule = "(num_seqs, num_q_heads, 1)";
   spec.params = {{"head_dim", d}, {"num_q_heads", hq}};
@@ -351,20 +442,73 @@ gpu::GPUFuncOp uq::wave::buildQueryKernel(OpBuilder &b, Location loc,
     Value r = uq::RotateOp::create(b, loc, x64);
     x = arith::TruncFOp::create(b, loc, w.vec({d}, b.getF32Type()), r);
   }
-  Value codes = es.fp8Encode(x);
+  Value scaleBytes;
+  Value codes = cfg.scaledQuery ? scaledQueryCodes(w, x, d, scaleBytes)
+                                : es.fp8Encode(x);
+  // The query's values (for bf16 keys and for the k_mean bias).
+  auto decodedQuery = [&]() -> Value {
+    return cfg.scaledQuery ? scaledQueryValues(w, codes, scaleBytes, d)
+                           : es.fp8Decode(codes);
+  };
+  Value decoded;
+  if (wt == "bf16" || cfg.kMean)
+    decoded = decodedQuery();
   Value out;
   if (wt == "bf16")
-    out = es.fromF32(es.fp8Decode(codes), b.getBF16Type());
+    out = es.fromF32(decoded, b.getBF16Type());
   else
     out = arith::TruncIOp::create(b, loc, w.vec({d}, b.getI8Type()), codes);
   vector::StoreOp::create(b, loc, out, arg(f, spec, w, "query_prepared"),
                           ValueRange{at});
+  if (cfg.scaledQuery)
+    vector::StoreOp::create(
+        b, loc,
+        arith::TruncIOp::create(b, loc, w.vec({d / 32}, b.getI8Type()),
+                                scaleBytes),
+        arg(f, spec, w, "query_scales"),
+        ValueRange{w.mul(w.add(w.mul(seq, w.idx(hq)), head), w.idx(d / 32))});
+  if (cfg.kMean) {
+    Value kvh = w.divu(head, w.idx(cfg.group()));
+    Value mean = vector::LoadOp::create(b, loc, w.vec({d}, b.getF32Type()),
+                                        arg(f, spec, w, "k_mean"),
+                                        ValueRange{w.mul(kvh, w.idx(d))});
+    vector::StoreOp::create(b, loc, meanBias(w, cfg, decoded, mean),
+                            arg(f, spec, w, "query_bias"),
+                            ValueRange{w.add(w.mul(seq, w.idx(hq)), head)});
+  }
   return f;
 }
 
 //===----------------------------------------------------------------------===//
 // partial
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// The query kernel's scale bytes of the group's rows as the MFMA's A
+/// scales [16 x paddedK / 32]: \p rowOffsets are element offsets of rows of
+/// D; padded K blocks (D = 64) read 0 (2^-127 times zero codes).
+Value loadQueryScales(WaveBuilder &w, const AttentionConfig &cfg, Value scales,
+                      Value rowOffsets, Value rowMask) {
+  const int64_t d = cfg.headDim, kp = paddedK(d);
+  Value offsets = w.divu(rowOffsets, w.splat(w.idx(32), {kRows}));
+  Value bytes = uq::LoadRowsOp::create(
+      w.b, w.loc, w.vec({kRows, kp / 32}, w.b.getI8Type()), scales, offsets,
+      rowMask, kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 32));
+  return w.bitcast(bytes, w.b.getType<Float8E8M0FNUType>());
+}
+
+/// q . rot(k_mean) of the group's rows ([16] f32; 0 for padding rows).
+Value loadQueryBias(WaveBuilder &w, const AttentionConfig &cfg, Value bias,
+                    Value seq, Value kvh, Value rowMask) {
+  Value head0 =
+      w.add(w.mul(seq, w.idx(cfg.numQHeads)), w.mul(kvh, w.idx(cfg.group())));
+  Value rows = w.add(w.splat(head0, {kRows}), w.step(kRows));
+  return vector::GatherOp::create(
+      w.b, w.loc, w.vec({kRows}, w.b.getF32Type()), bias,
+      ValueRange{w.idx(0)}, rows, rowMask,
+      w.constSplat(w.b.getF32FloatAttr(0.0f), {kRows}));
+}
+} // namespace
 
 gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
                                             const AttentionConfig &cfg,
@@ -400,6 +544,7 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
       {"num_partitions", "by_value", "i32", {}, "value",
        "split-K partitions: partition p covers tokens [p * partition_size, "
        "(p + 1) * partition_size); the last one also covers the rest"}};
+  addOptionArgs(cfg, "partial", spec);
   spec.grid = {Dim("num_partitions"), Dim(hkv), Dim("num_seqs")};
   spec.params = {{"head_dim", d},
                  {"num_q_heads", hq},
@@ -446,6 +591,12 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
   Value rowMask = groupRows(w, g);
   FormatOps fmt{cfg, w, cache, arg(f, spec, w, "query_prepared"), t, d};
   Value q = fmt.loadQuery(rowOffsets, rowMask);
+  if (cfg.scaledQuery && cfg.kFormat.getElement() != ElementCode::bf16)
+    fmt.queryScales = loadQueryScales(w, cfg, arg(f, spec, w, "query_scales"),
+                                      rowOffsets, rowMask);
+  Value bias = cfg.kMean ? loadQueryBias(w, cfg, arg(f, spec, w, "query_bias"),
+                                         seq, kvh, rowMask)
+                         : Value();
 
   float ninf = -std::numeric_limits<float>::infinity();
   Value mInit = w.constSplat(b.getF32FloatAttr(ninf), {kRows});
@@ -478,6 +629,8 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
 
         // Logits in base 2, -inf past the end.
         Value s = fmt.keyLogits(q, slot, valid);
+        if (bias)
+          s = arith::AddFOp::create(lb, loc, s, lw.broadcastRows(bias, t));
         Value x = arith::MulFOp::create(
             lb, loc, s, lw.constSplat(lb.getF32FloatAttr(scale2), {kRows, t}));
         Value validTile = lw.broadcastCols(valid, kRows);
@@ -555,6 +708,30 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
 // merge
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// out + v_mean[kv head] * keysDen / den: the decoded value rows carry the
+/// mean (ref::decodeAttention adds it to every row), so the output gets it
+/// times the keys' share of the softmax (1 without sinks; 0 for a row with
+/// nothing to attend to). Added in the original domain, after the rotation
+/// back.
+Value addValueMean(WaveBuilder &w, const AttentionConfig &cfg, Value vMean,
+                   Value head, Value keysDen, Value den, Value out) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t d = cfg.headDim;
+  Value kvh = w.divu(head, w.idx(cfg.group()));
+  Value mean = vector::LoadOp::create(b, loc, w.vec({d}, b.getF32Type()),
+                                      vMean, ValueRange{w.mul(kvh, w.idx(d))});
+  Value share = arith::DivFOp::create(b, loc, keysDen, den);
+  Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                     keysDen, w.f32(0.0f));
+  share = w.select(none, w.f32(0.0f), share);
+  return arith::AddFOp::create(
+      b, loc, out,
+      arith::MulFOp::create(b, loc, mean, w.splat(share, {d})));
+}
+} // namespace
+
 gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
                                           const AttentionConfig &cfg,
                                           KernelSpec &spec) {
@@ -580,6 +757,7 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
       {"num_seqs", "by_value", "i32", {}, "value", "number of sequences"});
   spec.args.push_back({"num_partitions", "by_value", "i32", {}, "value",
                        "split-K partitions of the partial results"});
+  addOptionArgs(cfg, "merge", spec);
   spec.grid = {Dim(hq), Dim("num_seqs"), Dim(1)};
   spec.gridRule = "(num_q_heads, num_seqs, 1)";
   spec.params = {{"head_dim", d}, {"num_q_heads", hq}};
@@ -657,6 +835,7 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
             ValueRange{arith::AddFOp::create(lb, loc, iter[0], wgt), acc});
       });
   Value den = sums.getResult(0), acc = sums.getResult(1);
+  Value keysDen = den;
   if (cfg.sinks) {
     Value e = math::Exp2Op::create(
         b, loc,
@@ -674,6 +853,9 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
     out = arith::TruncFOp::create(b, loc, w.vec({d}, f32),
                                   uq::RotateOp::create(b, loc, o64));
   }
+  if (cfg.vMean)
+    out = addValueMean(w, cfg, arg(f, spec, w, "v_mean"), head, keysDen, den,
+                       out);
   if (!cfg.resultType.isF32()) {
     ScalarEmitter es(b, loc, {d});
     out = es.fromF32(out, cfg.resultType);

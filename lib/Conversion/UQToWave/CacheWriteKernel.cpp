@@ -137,6 +137,33 @@ void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
                           ValueRange{w.add(slot, w.idx(scaleOff))});
 }
 
+/// The k_mean / v_mean arguments (issue 13's channel means), after the
+/// scalars so that the other arguments keep their positions.
+void addMeanArgs(const CacheWriteConfig &cfg, KernelSpec &spec) {
+  const int64_t d = cfg.headDim, hkv = cfg.numKVHeads;
+  if (cfg.kMean)
+    spec.args.push_back({"k_mean", "global_buffer", "f32", {hkv, d}, "read",
+                         "per-channel key mean of each KV head, subtracted "
+                         "before the rotation"});
+  if (cfg.vMean)
+    spec.args.push_back({"v_mean", "global_buffer", "f32", {hkv, d}, "read",
+                         "per-channel value mean of each KV head, subtracted "
+                         "before the rotation"});
+}
+
+/// x - mean[head, :] (f32 subtraction, as ref::cacheWrite), the mean read
+/// from the argument \p name.
+Value subtractMean(WaveBuilder &w, const KernelSpec &spec, gpu::GPUFuncOp f,
+                   StringRef name, Value x, Value head, int64_t d) {
+  unsigned i = 0;
+  while (spec.args[i].name != name)
+    ++i;
+  Value mean = vector::LoadOp::create(w.b, w.loc, w.vec({d}, w.b.getF32Type()),
+                                      f.getArgument(i),
+                                      ValueRange{w.mul(head, w.idx(d))});
+  return arith::SubFOp::create(w.b, w.loc, x, mean);
+}
+
 } // namespace
 
 gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
@@ -159,6 +186,7 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
        "read_write", "paged KV cache, updated in place"},
       {"num_tokens", "by_value", "i32", {}, "value", "number of new tokens"},
       {"num_blocks", "by_value", "i32", {}, "value", "blocks in the cache"}};
+  addMeanArgs(cfg, spec);
   spec.grid = {Dim("num_tokens"), Dim(hkv), Dim(2)};
   spec.params = {{"head_dim", d},
                  {"num_kv_heads", hkv},
@@ -198,13 +226,16 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
         vector::LoadOp::create(b, loc, w.vec({d}, cfg.inputType), src,
                                ValueRange{rowAt});
     ScalarEmitter es(b, loc, {d});
+    Value x = es.toF32(row);
+    if (key ? cfg.kMean : cfg.vMean)
+      x = subtractMean(w, spec, f, key ? "k_mean" : "v_mean", x, head, d);
     KVFormatAttr fmt = key ? cfg.kFormat : cfg.vFormat;
     int64_t codeOff =
         key ? 0 : cfg.layout.getValueCodeOffset(d, cfg.kFormat);
     int64_t scaleOff =
         key ? cfg.layout.getKeyScaleOffset(d, cfg.kFormat)
             : cfg.layout.getValueScaleOffset(d, cfg.kFormat, cfg.vFormat);
-    writeRow(w, fmt, es.toF32(row), f.getArgument(3), slotByte, codeOff,
+    writeRow(w, fmt, x, f.getArgument(3), slotByte, codeOff,
              scaleOff);
   };
   auto kOrV = scf::IfOp::create(b, loc, w.cmp(CmpIPredicate::eq, which,

@@ -41,6 +41,16 @@ struct AttentionConfig {
   /// Element type of the query input and of the attention result.
   mlir::Type queryType, resultType;
   bool sinks = false;
+  /// Issue 13's format options (docs/accuracy.md), each an extra argument
+  /// at the end of the kernels that use it:
+  ///  - scaledQuery (query_precision = fp8_e4m3_scaled): the query kernel
+  ///    writes one UE8M0 scale per 32 channels (`query_scales`), the partial
+  ///    kernel passes them as the scaled MFMA's A scales;
+  ///  - kMean: the query kernel writes q . rot(k_mean[kv head])
+  ///    (`query_bias`), the partial kernel adds it to every logit;
+  ///  - vMean: the merge kernel adds v_mean[kv head] times the keys' share
+  ///    of the softmax (1 without sinks).
+  bool scaledQuery = false, kMean = false, vMean = false;
 
   int64_t group() const { return numQHeads / numKVHeads; }
   /// Element type of the prepared query the partial kernel reads: FP8 codes
@@ -75,6 +85,9 @@ struct CacheWriteConfig {
   CacheLayoutAttr layout;
   /// Element type of the new keys and values.
   mlir::Type inputType;
+  /// k_mean / v_mean operands: `[num_kv_heads, head_dim]` f32 channel means
+  /// subtracted (f32) before the rotation and coding.
+  bool kMean = false, vMean = false;
 };
 
 /// Codes one (token, KV head) row of K (z = 0) or V (z = 1) into its slot:

@@ -46,6 +46,14 @@ constexpr llvm::StringLiteral kKernelModule = "uq_kernels";
 std::string unsupportedFormat(KVFormatAttr f) {
   switch (f.getElement()) {
   case ElementCode::fp4_e2m1:
+    if (f.getScale() == ScaleEncoding::e4m3)
+      // docs/accuracy.md's E4M3 group scales: keys go through the scaled
+      // MFMA, whose scale operands are E8M0 only (gfx950-notes.md); values
+      // would need a per-group f32 multiply after the FP4 -> bf16
+      // conversion (a second rounding the reference does not have). Neither
+      // is built.
+      return "scale = e4m3 group scales have no GPU kernel: gfx950's scaled "
+             "MFMA takes only E8M0 (power-of-two) block scales";
     if (f.getScale() != ScaleEncoding::ue8m0 || f.getGroupSize() != 32)
       return "FP4 needs UE8M0 scales per 32 elements (the MFMA's block)";
     return "";
@@ -215,6 +223,8 @@ LogicalResult ConvertUQToWavePass::lowerCacheWrite(CacheWriteOp op,
   cfg.vFormat = op.getVFormat();
   cfg.layout = op.getLayout();
   cfg.inputType = keyType.getElementType();
+  cfg.kMean = static_cast<bool>(op.getKMean());
+  cfg.vMean = static_cast<bool>(op.getVMean());
   if (failed(checkFormats(op, cfg.kFormat, cfg.vFormat, cfg.layout,
                           cfg.headDim)))
     return failure();
@@ -227,9 +237,13 @@ LogicalResult ConvertUQToWavePass::lowerCacheWrite(CacheWriteOp op,
   Value cache = h.copyOf(op.getCache());
   Value numTokens = h.dim(op.getKey(), 0);
   Value numBlocks = h.dim(op.getCache(), 0);
-  h.launch(kernel, {numTokens, h.idx(cfg.numKVHeads), h.idx(2)},
-           {k, v, slots, h.flatten(cache), h.i32(numTokens),
-            h.i32(numBlocks)});
+  SmallVector<Value> operands = {k, v, slots, h.flatten(cache),
+                                 h.i32(numTokens), h.i32(numBlocks)};
+  if (cfg.kMean)
+    operands.push_back(h.input(op.getKMean()));
+  if (cfg.vMean)
+    operands.push_back(h.input(op.getVMean()));
+  h.launch(kernel, {numTokens, h.idx(cfg.numKVHeads), h.idx(2)}, operands);
   op.getResult().replaceAllUsesWith(h.toTensor(cache, op.getType()));
   op.erase();
   return success();
@@ -253,7 +267,11 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     cfg.layout = attn.getLayout();
     cfg.softmaxScale = attn.getScale().convertToFloat();
     cfg.queryType = qType.getElementType();
-    if (attn.getQueryPrecision() != QueryPrecision::fp8_e4m3)
+    cfg.scaledQuery =
+        attn.getQueryPrecision() == QueryPrecision::fp8_e4m3_scaled;
+    cfg.kMean = static_cast<bool>(attn.getKMean());
+    cfg.vMean = static_cast<bool>(attn.getVMean());
+    if (attn.getQueryPrecision() == QueryPrecision::f32)
       return LogicalResult(
           op->emitOpError()
           << "has no GPU kernel for query_precision f32: the QK product "
@@ -268,6 +286,13 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     cfg.sinks = static_cast<bool>(attn.getSinks());
   } else if (auto attn = dyn_cast<DecodeAttentionPartialOp>(op)) {
     ok = fill(attn);
+    // The kernels add v_mean at the merge, where the partitions' softmax
+    // shares are known; a partial result alone has no merge kernel.
+    if (succeeded(ok) && attn.getVMean())
+      ok = op->emitOpError()
+           << "has no GPU kernel for v_mean: the GPU path adds the value "
+              "mean in uq.decode_attention's merge kernel; use "
+              "uq.decode_attention, or add v_mean after uq.merge_partitions";
   }
   if (failed(ok) || failed(checkFormats(op, cfg.kFormat, cfg.vFormat,
                                         cfg.layout, cfg.headDim)))
@@ -314,18 +339,37 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
   Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
   Value rows = h.mul(numSeqs, h.idx(hq));
   Value ws = h.alloc({ShapedType::kDynamic}, wsElem, {h.mul(rows, h.idx(d))});
-  h.launch(queryKernel, {numSeqs, h.idx(hq), h.idx(1)},
-           {h.input(query), ws, h.i32(numSeqs)});
+  // Issue 13's workspaces: per-32 query scales, q . rot(k_mean).
+  Value qScales, qBias;
+  if (cfg.scaledQuery)
+    qScales = h.alloc({ShapedType::kDynamic}, b.getI8Type(),
+                      {h.mul(rows, h.idx(d / 32))});
+  if (cfg.kMean)
+    qBias = h.alloc({ShapedType::kDynamic}, b.getF32Type(), {rows});
+  SmallVector<Value> queryOperands = {h.input(query), ws, h.i32(numSeqs)};
+  if (qScales)
+    queryOperands.push_back(qScales);
+  if (cfg.kMean)
+    queryOperands.append({h.input(partialOp ? partialOp.getKMean()
+                                            : cast<DecodeAttentionOp>(op)
+                                                  .getKMean()),
+                          qBias});
+  h.launch(queryKernel, {numSeqs, h.idx(hq), h.idx(1)}, queryOperands);
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
   Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numSeqs, parts});
   Value pmax = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
   Value psum = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
+  SmallVector<Value> partialOperands = {
+      ws,           h.input(cacheT),  h.input(tablesT), h.input(lensT),
+      h.flatten(pout), h.flatten(pmax), h.flatten(psum), h.i32(numSeqs),
+      h.i32(numBlocks), h.i32(maxBlocks), h.i32(parts)};
+  if (qScales)
+    partialOperands.push_back(qScales);
+  if (qBias)
+    partialOperands.push_back(qBias);
   h.launch(partialKernel, {parts, h.idx(cfg.numKVHeads), numSeqs},
-           {ws, h.input(cacheT), h.input(tablesT), h.input(lensT),
-            h.flatten(pout), h.flatten(pmax), h.flatten(psum),
-            h.i32(numSeqs), h.i32(numBlocks), h.i32(maxBlocks),
-            h.i32(parts)});
+           partialOperands);
 
   if (partialOp) {
     // The op's types are static in the partition count (its verifier).
@@ -351,6 +395,8 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
   if (cfg.sinks)
     operands.push_back(h.input(attn.getSinks()));
   operands.append({h.flatten(out), h.i32(numSeqs), h.i32(parts)});
+  if (cfg.vMean)
+    operands.push_back(h.input(attn.getVMean()));
   h.launch(mergeKernel, {h.idx(hq), numSeqs, h.idx(1)}, operands);
   attn.getResult().replaceAllUsesWith(h.toTensor(out, outType));
   op->erase();

@@ -41,6 +41,11 @@ def _native_ref():
 _N = _native_ref()
 
 
+def native():
+    """The ``uq._uq`` module when its reference bindings are used, else None."""
+    return _N
+
+
 def backend_name() -> str:
     return "native uq::ref" if _N is not None else "numpy"
 
@@ -175,3 +180,33 @@ def fp4_encode_with_exponents(g: np.ndarray, e: np.ndarray, zero: np.ndarray,
     packed = (code[..., 0::2] | (code[..., 1::2] << 4)).astype(np.uint8)
     byte = np.where(zero, 0, e + 127).astype(np.uint8)
     return packed, byte
+
+
+def fp8_e4m3_bytes(x: np.ndarray) -> np.ndarray:
+    """E4M3FN bytes of x (RNE, saturating)."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if _N is not None:
+        return _N.fp8_e4m3_encode(x, fp8_overflow="saturate")
+    lut = np_fp8_e4m3_values()
+    pos = lut[:127]
+    y = np_fp8_e4m3(np.abs(x), "saturate")
+    b = np.searchsorted(pos, y).astype(np.uint8)
+    return np.where(x < 0, b | 0x80, b).astype(np.uint8)
+
+
+def fp8_e4m3_from_bytes(b: np.ndarray) -> np.ndarray:
+    b = np.ascontiguousarray(b, dtype=np.uint8)
+    if _N is not None:
+        return _N.fp8_e4m3_decode(b)
+    return np_fp8_e4m3_values()[b]
+
+
+@lru_cache(maxsize=1)
+def np_fp8_e4m3_values() -> np.ndarray:
+    """Value of every E4M3FN byte (0x7f/0xff NaN)."""
+    out = np.empty(256, np.float32)
+    for b in range(256):
+        e, m = (b >> 3) & 0xF, b & 7
+        v = (m / 8) * 2.0 ** -6 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7)
+        out[b] = np.nan if (b & 0x7F) == 0x7F else (-v if b & 0x80 else v)
+    return out

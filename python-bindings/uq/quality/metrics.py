@@ -10,6 +10,10 @@ Definitions (x = original, x^ = read back from the cache, both float32):
   format's query and key paths.
 * ``out_rel`` = ||O^ - O||_F / ||O||_F of the causal softmax attention output
   (reference: the given activations, unquantised, float32 arithmetic).
+
+A format that smooths K (``kmean``) computes logits that lack the per-row
+term q . mu_k; softmax ignores it, and the logit error adds it back
+(``KVFormat.logit_shift``) so that it compares like with like.
 """
 
 from __future__ import annotations
@@ -76,8 +80,9 @@ def head_metrics(fmt: KVFormat, k: np.ndarray, v: np.ndarray,
                  q: Optional[np.ndarray] = None, layer: int = 0, head: int = 0) -> HeadMetrics:
     """k, v: [S, T, D] (S sequences) of one KV head; q: [S, G, T, D] of its
     query heads (optional)."""
-    kh = fmt.recon_k(k.reshape(-1, k.shape[-1]), layer, head).reshape(k.shape)
-    vh = fmt.recon_v(v.reshape(-1, v.shape[-1]), layer, head).reshape(v.shape)
+    # Per sequence: options such as kmean=N take statistics of one sequence.
+    kh = np.stack([fmt.recon_k(k[s], layer, head) for s in range(k.shape[0])])
+    vh = np.stack([fmt.recon_v(v[s], layer, head) for s in range(v.shape[0])])
     m = HeadMetrics(fmt.name, layer, head, mse(k, kh), sqnr_db(k, kh), mse(v, vh), sqnr_db(v, vh))
     if q is not None:
         S, G, T, D = q.shape
@@ -90,7 +95,10 @@ def head_metrics(fmt: KVFormat, k: np.ndarray, v: np.ndarray,
                 L, O = causal_attention(q[s, g], k[s], v[s])
                 qe = fmt.prep_q(q[s, g], layer, head)
                 Lh, Oh = causal_attention(qe, ke, ve)
-                Oh = fmt.post_out(Oh, layer, head)
+                shift = fmt.logit_shift(qe, k[s], layer, head)
+                if shift is not None:
+                    Lh = Lh + (shift * (1 / math.sqrt(D)))[:, None].astype(np.float32)
+                Oh = fmt.post_out(Oh, layer, head, v[s])
                 a, b = L[tril].astype(np.float64), Lh[tril].astype(np.float64)
                 num_l += ((b - a) ** 2).sum()
                 den_l += (a ** 2).sum()

@@ -22,7 +22,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .data import LM, bf16_round
+from .data import LM, bf16_round, check_windows
 
 try:  # Fast single-threaded float32 GEMM from the native module, if built.
     from .. import _uq as _native  # type: ignore
@@ -154,7 +154,7 @@ class Model:
             s /= s.sum(axis=-1, keepdims=True)
             o = self._r(matmul(self._r(s), np.broadcast_to(vj, (g, T, hd))))
             if fmt is not None:
-                o = fmt.post_out(o, layer, j)
+                o = fmt.post_out(o, layer, j, v[:, j, :])
             out[:, j * g:(j + 1) * g, :] = np.transpose(o, (1, 0, 2))
         return out.reshape(T, hq * hd)
 
@@ -202,32 +202,79 @@ def window_tokens(lm: LM, start: int, length: int = 1024):
     return buf[start:start + length].astype(np.int64), buf[start + 1:start + length + 1].astype(np.int64)
 
 
+# -- parallel windows ----------------------------------------------------------
+_JOB = None
+#: Processes for window-parallel loops (bits_per_byte, the sensitivities);
+#: set by ``uq-quality ... --jobs N``.
+WORKERS = 1
+
+
+def _run_job(item):
+    return _JOB(item)
+
+
+def map_windows(fn, items: Sequence, workers: Optional[int] = None) -> list:
+    """[fn(x) for x in items], in ``workers`` forked processes when > 1
+    (the children inherit the model and caches; results come back in
+    order). Deterministic: every item is computed the same way either way."""
+    global _JOB
+    workers = WORKERS if workers is None else workers
+    items = list(items)
+    if workers <= 1 or len(items) < 2:
+        return [fn(x) for x in items]
+    import multiprocessing as mp
+
+    _JOB = fn
+    try:
+        with mp.get_context("fork").Pool(min(workers, len(items))) as pool:
+            return pool.map(_run_job, items, chunksize=1)
+    finally:
+        _JOB = None
+
+
 def bits_per_byte(model: Model, policy=None, windows: Optional[Sequence[int]] = None,
                   length: int = 1024, prefix_cache: Optional[dict] = None,
-                  first_quant_layer: int = 0) -> float:
+                  first_quant_layer: int = 0, per_window: Optional[list] = None) -> float:
     """Mean over windows of the mean cross entropy / ln 2 (the manifest's
     definition). ``prefix_cache`` (a dict kept by the caller) stores the
     residual stream entering each layer of the unquantised model, so that a
-    policy quantising nothing before ``first_quant_layer`` starts there."""
+    policy quantising nothing before ``first_quant_layer`` starts there.
+    ``per_window`` (a list) receives each window's bits/byte. Windows run in
+    ``WORKERS`` processes."""
     if windows is None:
         windows = model.lm.eval_windows
-    vals = []
-    for s in windows:
+    windows = list(windows)
+    # Every window is checked before the first forward pass.
+    check_windows(windows, len(model.lm.val_bytes), length,
+                  model.lm.text_path or "val.txt")
+    if prefix_cache is not None:
+        missing = [s for s in windows if (s, length) not in prefix_cache]
+
+        def prefix(s):
+            tok, tgt = window_tokens(model.lm, s, length)
+            res: list = []
+            ce = model.forward(tok, tgt, None, residuals=res)
+            return res, ce
+        for s, r in zip(missing, map_windows(prefix, missing)):
+            prefix_cache[(s, length)] = r
+
+    def one(s):
         tok, tgt = window_tokens(model.lm, s, length)
         x0 = None
         start = 0
         if prefix_cache is not None:
-            key = (s, length)
-            if key not in prefix_cache:
-                res: list = []
-                ce = model.forward(tok, tgt, None, residuals=res)
-                prefix_cache[key] = (res, ce)
-            res, ce0 = prefix_cache[key]
+            res, ce0 = prefix_cache[(s, length)]
             if first_quant_layer >= model.cfg["layers"]:
-                vals.append(ce0.mean() / math.log(2))
-                continue
+                return float(ce0.mean() / math.log(2))
             start = first_quant_layer
             x0 = res[start]
         ce = model.forward(tok, tgt, policy, start_layer=start, x0=x0)
-        vals.append(ce.mean() / math.log(2))
+        return float(ce.mean() / math.log(2))
+
+    if prefix_cache is not None and first_quant_layer >= model.cfg["layers"]:
+        vals = [one(s) for s in windows]
+    else:
+        vals = map_windows(one, windows)
+    if per_window is not None:
+        per_window.extend(float(v) for v in vals)
     return float(np.mean(vals))

@@ -21,32 +21,42 @@ wins over a per-layer one.
 
 from __future__ import annotations
 
-import itertools
 import json
+import math
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .formats import KVFormat, parse_format
+import numpy as np
+
+from .formats import Calibration, KVFormat, parse_format
 
 SCHEMA = "uq.precision-policy/1"
 
 
 class Policy:
     def __init__(self, default: str = "uq", overrides: Optional[List[dict]] = None,
-                 meta: Optional[dict] = None, codebooks=None):
+                 meta: Optional[dict] = None, calib: Optional[Calibration] = None):
+        if not isinstance(default, str):
+            raise ValueError(f"policy 'default' must be a format spec string, got {default!r}")
         self.default = default
+        if not isinstance(overrides or [], list):
+            raise ValueError("policy 'overrides' must be a list")
         self.overrides = list(overrides or [])
         self.meta = dict(meta or {})
         self._cache: Dict[str, KVFormat] = {}
-        self._codebooks = codebooks
+        self._calib = calib
         for o in self.overrides:
-            if "layer" not in o or "format" not in o:
+            if not isinstance(o, dict) or "layer" not in o or "format" not in o:
                 raise ValueError(f"policy override needs 'layer' and 'format': {o}")
+            for key in ("layer", "kv_head"):
+                v = o.get(key)
+                if key in o and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                    raise ValueError(f"policy override {o}: {key!r} must be an integer >= 0")
             self._fmt(o["format"])          # validate early
         self._fmt(default)
 
     def _fmt(self, spec: str) -> KVFormat:
         if spec not in self._cache:
-            self._cache[spec] = parse_format(spec, self._codebooks)
+            self._cache[spec] = parse_format(spec, self._calib)
         return self._cache[spec]
 
     def spec(self, layer: int, head: int) -> str:
@@ -85,14 +95,18 @@ class Policy:
             f.write("\n")
 
     @classmethod
-    def load(cls, path: str, codebooks=None) -> "Policy":
+    def load(cls, path: str, calib: Optional[Calibration] = None) -> "Policy":
         with open(path) as f:
-            d = json.load(f)
-        if d.get("schema") != SCHEMA:
+            try:
+                d = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{path}: not JSON ({e})") from None
+        if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+            d = d if isinstance(d, dict) else {}
             raise ValueError(f"{path}: schema must be {SCHEMA!r}, got {d.get('schema')!r}")
         meta = {k: v for k, v in d.items() if k not in ("schema", "default", "overrides",
                                                          "bits_per_element")}
-        return cls(d.get("default", "uq"), d.get("overrides", []), meta, codebooks)
+        return cls(d.get("default", "uq"), d.get("overrides", []), meta, calib)
 
     @classmethod
     def uniform(cls, spec: str) -> "Policy":
@@ -108,54 +122,126 @@ def static_rule(layers: int, protect: int, quant: str = "uq") -> Policy:
 
 def sensitivity(model, spec: str, windows: Sequence[int], unit: str = "head",
                 prefix_cache: Optional[dict] = None, base: Optional[float] = None,
-                log=print) -> Dict[Tuple[int, Optional[int]], float]:
+                log=print, calib: Optional[Calibration] = None
+                ) -> Dict[Tuple[int, Optional[int]], float]:
     """bits/byte increase when only one unit (a layer, or one KV head of a
     layer) is cached in ``spec`` and everything else in BF16."""
-    from .model import bits_per_byte
+    from .model import map_windows, window_tokens
 
     cfg = model.cfg
-    if prefix_cache is None:
-        prefix_cache = {}
-    if base is None:
-        base = bits_per_byte(model, None, windows, prefix_cache=prefix_cache,
-                             first_quant_layer=cfg["layers"])
     units = [(l, None) for l in range(cfg["layers"])] if unit == "layer" else \
         [(l, h) for l in range(cfg["layers"]) for h in range(cfg["hk"])]
+    pols = [Policy("bf16", [{"layer": l, "format": spec} if h is None else
+                            {"layer": l, "kv_head": h, "format": spec}], calib=calib)
+            for l, h in units]
+
+    def window(w):
+        tok, tgt = window_tokens(model.lm, w)
+        if prefix_cache is not None and (w, len(tok)) in prefix_cache:
+            res, ce = prefix_cache[(w, len(tok))]
+        else:
+            res = []
+            ce = model.forward(tok, tgt, None, residuals=res)
+        vals = [model.forward(tok, tgt, pol, start_layer=l, x0=res[l]).mean() / math.log(2)
+                for (l, _), pol in zip(units, pols)]
+        return float(ce.mean() / math.log(2)), vals
+
+    per = map_windows(window, windows)
+    if base is None:
+        base = float(np.mean([p[0] for p in per]))
     out = {}
-    for l, h in units:
-        pol = Policy("bf16", [{"layer": l, "format": spec} if h is None else
-                              {"layer": l, "kv_head": h, "format": spec}])
-        b = bits_per_byte(model, pol, windows, prefix_cache=prefix_cache, first_quant_layer=l)
+    for i, (l, h) in enumerate(units):
+        b = float(np.mean([p[1][i] for p in per]))
         out[(l, h)] = b - base
         log(f"  sensitivity {spec} layer {l}" + ("" if h is None else f" head {h}") +
             f": {b - base:+.5f} bits/byte")
     return out
 
 
+def upgrade_sensitivity(model, base: str, specs: Sequence[str], windows: Sequence[int],
+                        log=print, calib: Optional[Calibration] = None, unit: str = "head"):
+    """bits/byte change when one unit (a KV head, or with ``unit='layer'`` a
+    whole layer) is cached in ``spec`` and every other one in ``base``
+    (negative: the upgrade helps). The forward pass of the all-``base``
+    model is cached per window, so a run for a unit of layer l starts at l.
+    Returns (bpb of all-base, {spec: {(l, h or None): d}})."""
+    from .model import window_tokens
+
+    from .model import map_windows
+
+    cfg = model.cfg
+    L, H = cfg["layers"], cfg["hk"]
+    base_pol = Policy(base, calib=calib)
+    units = [(l, None) for l in range(L)] if unit == "layer" else \
+        [(l, h) for l in range(L) for h in range(H)]
+    runs = []
+    for spec in specs:
+        for l, h in units:
+            o = {"layer": l, "format": spec}
+            if h is not None:
+                o["kv_head"] = h
+            runs.append((spec, l, h, Policy(base, [o], calib=calib)))
+
+    def window(w):
+        """bits/byte of the all-base model and of every run on window w."""
+        tok, tgt = window_tokens(model.lm, w)
+        res: list = []
+        ce = model.forward(tok, tgt, base_pol, residuals=res)
+        vals = [model.forward(tok, tgt, pol, start_layer=l, x0=res[l]).mean() / math.log(2)
+                for _, l, _, pol in runs]
+        return float(ce.mean() / math.log(2)), vals
+
+    per = map_windows(window, windows)
+    b0 = float(np.mean([p[0] for p in per]))
+    out: Dict[str, Dict[Tuple[int, Optional[int]], float]] = {s: {} for s in specs}
+    for i, (spec, l, h, _) in enumerate(runs):
+        out[spec][(l, h)] = float(np.mean([p[1][i] for p in per])) - b0
+        log(f"  {spec} at L{l}" + ("" if h is None else f"H{h}") +
+            f" (rest {base}): {out[spec][(l, h)]:+.5f} bits/byte")
+    return b0, out
+
+
 def optimise(sens: Dict[str, Dict[Tuple[int, Optional[int]], float]],
-             bits: Dict[str, float], budget: float, default: str) -> Tuple[Policy, float]:
-    """Exhaustive search over per-unit format choices minimising the summed
-    (additive-model) bits/byte increase with mean bits/element <= budget.
-    ``sens[spec][unit]`` is the measured increase (BF16 = 0)."""
-    specs = list(sens.keys()) + ["bf16"]
-    units = sorted(next(iter(sens.values())).keys(), key=lambda u: (u[0], -1 if u[1] is None else u[1]))
-    best, best_cost = None, float("inf")
-    for choice in itertools.product(specs, repeat=len(units)):
-        mean_bits = sum(bits[s] for s in choice) / len(units)
-        if mean_bits > budget + 1e-9:
-            continue
-        cost = sum(0.0 if s == "bf16" else sens[s][u] for s, u in zip(choice, units))
-        if cost < best_cost - 1e-12 or (abs(cost - best_cost) <= 1e-12 and best is not None
-                                        and mean_bits < best[1]):
-            best, best_cost = (choice, mean_bits), cost
-    if best is None:
-        raise ValueError(f"no policy fits {budget} bits/element")
+             bits: Dict[str, float], budget: float, default: str,
+             calib: Optional[Calibration] = None, free: str = "bf16") -> Tuple[Policy, float]:
+    """The per-unit format choice minimising the summed (additive-model)
+    bits/byte increase with mean bits/element <= budget; ``sens[spec][unit]``
+    is the measured increase against ``free`` (default BF16), which costs 0
+    (with upgrade_sensitivity: the base format). Exact: a dynamic programme
+    over the units keeping, per reachable bit total, the least cost (ties:
+    the first choice in (candidates..., free) order per unit); among equal
+    costs the smaller bit total wins."""
+    specs = list(sens.keys()) + ([free] if free not in sens else [])
+    units = sorted(next(iter(sens.values())).keys(),
+                   key=lambda u: (u[0], -1 if u[1] is None else u[1]))
+    n = len(units)
+    # Bit totals are kept exactly as multiples of 2^-20 (every format's bits
+    # are dyadic: 4.25, 4.28125, 8, ...).
+    q = 1 << 20
+    limit = int(round(budget * n * q))
+    states: Dict[int, Tuple[float, tuple]] = {0: (0.0, ())}
+    for u in units:
+        nxt: Dict[int, Tuple[float, tuple]] = {}
+        for tot, (cost, choice) in states.items():
+            for s in specs:
+                t = tot + int(round(bits[s] * q))
+                if t > limit:
+                    continue
+                c = cost + (0.0 if s == free else sens[s][u])
+                if t not in nxt or c < nxt[t][0] - 1e-12:
+                    nxt[t] = (c, choice + (s,))
+        states = nxt
+    if not states:
+        raise ValueError(f"no policy fits {budget:g} bits/element")
+    best_t = min(states, key=lambda t: (round(states[t][0], 12), t))
+    best_cost, best_choice = states[best_t]
     over = []
-    for s, (l, h) in zip(best[0], units):
+    for s, (l, h) in zip(best_choice, units):
         if s != default:
             o = {"layer": l, "format": s}
             if h is not None:
                 o["kv_head"] = h
             over.append(o)
     return Policy(default, over, {"budget_bits_per_element": budget,
-                                  "predicted_increase": round(best_cost, 5)}), best_cost
+                                  "predicted_increase": round(best_cost, 5)},
+                  calib=calib), best_cost

@@ -20,34 +20,22 @@ import numpy as np
 from . import backend as B
 from . import study as S
 from .data import load_lm
-from .formats import BF16, UltraQuant, parse_format
+from .doc import render, table  # noqa: F401  (table: used by callers)
+from .formats import Calibration, parse_format, query_round
 from .metrics import activation_metrics
 from .model import Model, bits_per_byte
-from .policy import Policy, optimise, sensitivity, static_rule
+from .policy import Policy, optimise, sensitivity, static_rule, upgrade_sensitivity
 
-COMMAND = "PYTHONPATH=build/python-bindings /usr/bin/python3 -m uq.quality report"
-
-
-def _fmt(v, nd=4):
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "n/a"
-        if math.isinf(v):
-            return "inf"
-        return f"{v:.{nd}f}"
-    return str(v)
-
-
-def table(headers: List[str], rows: List[List]) -> str:
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for r in rows:
-        out.append("| " + " | ".join(_fmt(x) if not isinstance(x, str) else x for x in r) + " |")
-    return "\n".join(out)
+COMMAND = "PYTHONPATH=build/python-bindings /usr/bin/python3 -m uq.quality report --jobs 2"
 
 
 class Report:
-    def __init__(self, shared=None, out_doc="docs/accuracy.md", quick=False, log=print):
-        self.lm = load_lm(shared)
+    def __init__(self, lm, out_doc="docs/accuracy.md", quick=False, command_args=None,
+                 log=print, ood_text="/usr/share/common-licenses/GPL-3", jobs=1):
+        self.ood_text = ood_text
+        self.jobs = jobs
+        self.lm = lm if not isinstance(lm, (str, type(None))) else load_lm(lm)
+        self.calib = Calibration(self.lm)
         self.model = Model(self.lm)
         self.out_doc = out_doc
         self.fig_dir = os.path.join(os.path.dirname(out_doc) or ".", "accuracy")
@@ -58,11 +46,14 @@ class Report:
         self.log = log
         self.res: Dict = {"windows": len(self.windows), "backend": B.backend_name()}
         self.prefix: dict = {}
+        self.per_window: Dict[str, list] = {}
+        self.command_args = command_args
         self.md: List[str] = []
 
     # ------------------------------------------------------------------
-    def bpb(self, obj) -> float:
-        """bits/byte with a KVFormat (every layer/head) or a Policy."""
+    def bpb(self, obj, windows=None, key=None) -> float:
+        """bits/byte with a KVFormat (every layer/head) or a Policy; the
+        per-window values are kept in self.per_window[key]."""
         L, H = self.lm.cfg["layers"], self.lm.cfg["hk"]
         if isinstance(obj, Policy):
             pol, first = obj, obj.first_quantised_layer(L, H)
@@ -70,13 +61,34 @@ class Report:
             pol, first = None, L
         else:
             pol, first = (lambda l, h, f=obj: f), 0
-        fmt_or_policy = obj
+        wins = self.windows if windows is None else windows
+        key = key or getattr(obj, "name", "policy")
+        if windows is None and key in self.per_window:
+            return float(np.mean(self.per_window[key]))
         t = time.time()
-        b = bits_per_byte(self.model, pol, self.windows, prefix_cache=self.prefix,
-                          first_quant_layer=first)
-        self.log(f"  bits/byte {getattr(fmt_or_policy, 'name', 'policy')}: {b:.5f} "
-                 f"({time.time() - t:.0f} s)")
+        pw: list = []
+        b = bits_per_byte(self.model, pol, wins, prefix_cache=self.prefix,
+                          first_quant_layer=first, per_window=pw)
+        if windows is None:
+            self.per_window[key] = pw
+        self.log(f"  bits/byte {key}: {b:.5f} ({time.time() - t:.0f} s)")
         return b
+
+    def measure(self, spec: str, **extra) -> dict:
+        """One row of the configuration table: the spec's bits (K, V, mean),
+        bits/byte, its increase over BF16 (absolute and relative) and the
+        standard error of that increase over the windows (paired)."""
+        f = parse_format(spec, self.calib)
+        b = self.bpb(f, key=spec)
+        return dict(self.row_stats(spec, b), spec=spec, bits=f.bits, bits_k=f.bits_k,
+                    bits_v=f.bits_v, **extra)
+
+    def row_stats(self, key: str, b: float) -> dict:
+        base = self.per_window["bf16"]
+        d = np.array(self.per_window[key]) - np.array(base)
+        ref = float(np.mean(base))
+        se = float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")
+        return {"bpb": b, "delta": b - ref, "rel": b / ref - 1, "se_rel": se / ref}
 
     # ------------------------------------------------------------------
     def claims(self):
@@ -112,7 +124,7 @@ class Report:
         plt.close(fig)
 
         # (b) distortion: calibrate codebooks on sequence 0, evaluate on sequence 1.
-        self.codebooks = S.calibrate_codebooks(self.lm, 0)
+        self.codebooks = {sc: self.calib.codebook(sc) for sc in ("norm", "e8m0")}
         held = S.real_sets(self.lm, 1)
         c_opt_real = {n: opt[f"real {n}"][0] for n in held}
         held["gaussian"] = S.synthetic_rows("gaussian", seed=1)
@@ -174,83 +186,290 @@ class Report:
         self.res["c_per_head"] = {"k": {f"{l},{h}": c for (l, h), c in ck_head.items()},
                                   "v_rotated": {f"{l},{h}": c for (l, h), c in cv_head.items()}}
 
-        # Quality-tool table on the activations.
-        qfmts = [parse_format("fp8"), parse_format("uq"), parse_format("uq:norot"),
-                 parse_format("int4"), parse_format("lloydmax", self.codebooks),
-                 UltraQuant(c_k=c_k, c_v=c_vr, rotate_v=True, label="uq:c=opt,rotv")]
-        self.quality_table(qfmts)
-
         # Bits/byte for the manifest's formats and the baselines.
         self.log("bits/byte table")
         manifest = self.lm.reference_bpb
-        base = [("bf16", "bf16", "bf16"), ("fp8", "fp8", "fp8"), ("uq", "uq", "uq"),
-                ("uq:norot", "uq:norot", "uq_norot"), ("uq:c=1/6", "uq:c=1/6", "uq_c1"),
-                ("int4", "int4", "int4"), ("lloydmax", "lloydmax", None),
-                ("lloydmax:e8m0", "lloydmax:e8m0", None)]
+        base = [("bf16", "bf16"), ("fp8", "fp8"), ("uq", "uq"), ("uq:norot", "uq_norot"),
+                ("uq:c=1/6", "uq_c1"), ("int4", "int4"), ("lloydmax", None),
+                ("lloydmax:e8m0", None)]
         bpb = {}
-        for label, spec, mkey in base:
-            f = parse_format(spec, self.codebooks)
-            bpb[label] = {"bits": f.bits, "bpb": self.bpb(f),
-                          "manifest": manifest.get(mkey) if mkey else None}
+        for spec, mkey in base:
+            f = parse_format(spec, self.calib)
+            bpb[spec] = {"bits": f.bits, "bpb": self.bpb(f, key=spec),
+                         "manifest": manifest.get(mkey) if mkey else None}
         self.res["bpb"] = bpb
         ref = bpb["bf16"]["bpb"]
 
-        # Variants at 4.25 bits (part 5).
+        # Variants at 4.25 bits (issue 7, part 5), each a format spec.
         self.log("4.25-bit variants")
+        def cs(ck, cv):
+            return f"c={ck:g}" if ck == cv else f"ck={ck:g},cv={cv:g}"
+        best_c = f"c={c_k:g}"
         variants = [
-            ("uq (reference)", UltraQuant()),
-            (f"c={c_k:.3f} (global optimum)", UltraQuant(c_k=c_k, c_v=c_v)),
-            (f"c={c_k:.3f}, V rotated", UltraQuant(c_k=c_k, c_v=c_vr, rotate_v=True)),
-            ("c=0.22, V rotated", UltraQuant(c_k=0.22, c_v=0.22, rotate_v=True)),
-            (f"c={c_k:.3f}, V rotated, q fp8 per-32 scale",
-             UltraQuant(c_k=c_k, c_v=c_vr, rotate_v=True, query="fp8s32")),
-            (f"c={c_k:.3f}, V rotated, exponent search",
-             UltraQuant(c_k=c_k, c_v=c_vr, rotate_v=True, search=True)),
-            ("per-head c, V rotated", UltraQuant(c_k=ck_head, c_v=cv_head, rotate_v=True)),
-            ("per-head c, V rotated, q bf16 (not MFMA-FP8; bound)",
-             UltraQuant(c_k=ck_head, c_v=cv_head, rotate_v=True, query="bf16")),
+            ("uq (reference)", "uq"),
+            (f"c={c_k:.3f} (global optimum)", f"uq:{cs(c_k, c_v)}"),
+            (f"c={c_k:.3f}, V rotated", f"uq:{cs(c_k, c_vr)},rotv"),
+            ("c=0.22, V rotated", "uq:c=0.22,rotv"),
+            (f"c={c_k:.3f}, V rotated, q fp8 per-32 scale", f"uq:{cs(c_k, c_vr)},rotv,q=fp8s32"),
+            (f"c={c_k:.3f}, V rotated, exponent search", f"uq:{cs(c_k, c_vr)},rotv,search"),
+            ("per-head c, V rotated", "uq:c=cal,rotv"),
+            ("per-head c, V rotated, q bf16 (not MFMA-FP8; bound)", "uq:c=cal,rotv,q=bf16"),
+            (f"{best_c}, V not rotated, exponent search", f"uq:{best_c},search"),
+            (f"{best_c}, V not rotated", f"uq:{best_c}"),
         ]
         var = []
-        for label, f in variants:
-            f.label = label
-            b = self.bpb(f) if label != "uq (reference)" else bpb["uq"]["bpb"]
-            var.append({"variant": label, "bpb": b, "rel": b / ref - 1, "mfma": "bf16" not in label})
+        for label, spec in variants:
+            b = self.bpb(parse_format(spec, self.calib), key=spec)
+            var.append({"variant": label, "spec": spec, "bpb": b, "rel": b / ref - 1,
+                        "mfma": "q=bf16" not in spec})
         self.res["variants"] = var
         best = min((v for v in var if v["mfma"]), key=lambda v: v["bpb"])
         self.res["best_variant"] = best
 
-        # Sensitivity and policies (part 4).
+        # Quality-tool table on the activations (with the best variants of
+        # issue 13's study, measured in issue13()).
+        self.issue13()
+        qspecs = ["fp8", "uq", "uq:norot", "int4", "lloydmax", f"uq:{cs(c_k, c_vr)},rotv",
+                  self.res["issue13"]["best_uniform"]["spec"]]
+        self.quality_table([parse_format(q, self.calib) for q in dict.fromkeys(qspecs)])
+
+        # Sensitivity and policies (issue 7, part 4).
         self.log("sensitivity")
-        sens = {"uq": sensitivity(self.model, "uq", self.sens_windows, "head", self.prefix, log=self.log),
-                "fp8": sensitivity(self.model, "fp8", self.sens_windows, "head", self.prefix, log=self.log)}
-        self.res["sensitivity"] = {s: {f"{l},{h}": d for (l, h), d in v.items()} for s, v in sens.items()}
-        sens_layer = sensitivity(self.model, "uq", self.sens_windows, "layer", self.prefix, log=self.log)
+        sens = {"uq": sensitivity(self.model, "uq", self.sens_windows, "head", self.prefix,
+                                  log=self.log, calib=self.calib),
+                "fp8": sensitivity(self.model, "fp8", self.sens_windows, "head", self.prefix,
+                                   log=self.log, calib=self.calib)}
+        self.res["sensitivity"] = {s: {f"{l},{h}": d for (l, h), d in v.items()}
+                                   for s, v in sens.items()}
+        sens_layer = sensitivity(self.model, "uq", self.sens_windows, "layer", self.prefix,
+                                 log=self.log, calib=self.calib)
         self.res["sensitivity_layer"] = {str(l): d for (l, _), d in sens_layer.items()}
+        self.res["sens_windows"] = len(self.sens_windows)
         bits = {"uq": 4.25, "fp8": 8.0, "bf16": 16.0}
         pols = []
         rule = static_rule(L, 1)
         rule_bits = rule.bits_per_element(L, H)
         for budget in (4.25, 6.0, 8.0, rule_bits):
-            p, pred = optimise(sens, bits, budget, "uq")
+            p, pred = optimise(sens, bits, budget, "uq", calib=self.calib)
             pols.append((f"optimised, budget {budget:g} bits", p, pred))
         pols.append((f"static rule (first+last layer BF16)", rule, None))
-        pols.append(("paper's rule, literal (first+last two layers: all 4 here)", static_rule(L, 2), None))
-        pres = []
-        for i, (label, p, pred) in enumerate(pols):
-            b = self.bpb(p)
-            name = f"policy-{i}.json"
-            p.meta.update({"measured_bpb": round(b, 5), "note": label})
-            p.save(os.path.join(self.fig_dir, name), L, H)
-            pres.append({"policy": label, "bits": p.bits_per_element(L, H), "bpb": b,
-                         "rel": b / ref - 1, "predicted": pred, "file": name,
-                         "overrides": p.overrides})
-        self.res["policies"] = pres
+        pols.append(("paper's rule, literal (first+last two layers: all 4 here)",
+                     static_rule(L, 2), None))
+        self.res["policies"] = self.measure_policies(pols, "policy")
         self._plots_policy(sens)
+        self.frontier_plot()
         self.res["seconds"] = time.time() - t0
         with open(os.path.join(self.fig_dir, "results.json"), "w") as f:
             json.dump(self.res, f, indent=1, default=float)
         self.write_md()
         self.log(f"report written to {self.out_doc} in {time.time() - t0:.0f} s")
+
+    def measure_policies(self, pols, prefix: str) -> List[dict]:
+        """Measures (label, Policy, predicted) on all windows and writes each
+        policy to docs/accuracy/<prefix>-<i>.json."""
+        L, H = self.lm.cfg["layers"], self.lm.cfg["hk"]
+        pres = []
+        for i, (label, p, pred) in enumerate(pols):
+            name = f"{prefix}-{i}.json"
+            b = self.bpb(p, key=name)
+            p.meta.update({"measured_bpb": round(b, 5), "note": label})
+            p.save(os.path.join(self.fig_dir, name), L, H)
+            pres.append(dict(self.row_stats(name, b), policy=label,
+                             bits=p.bits_per_element(L, H), predicted=pred, file=name,
+                             overrides=p.overrides, default=p.default))
+        return pres
+
+    # ------------------------------------------------------------------
+    def issue13(self):
+        """Issue 13: every configuration tried toward <= 1% over BF16 at
+        <= 4.5 bits/element, K/V-separate sensitivities, optimised policies,
+        the query precision, an out-of-domain text."""
+        L, H = self.lm.cfg["layers"], self.lm.cfg["hk"]
+        r: Dict = {}
+        self.res["issue13"] = r
+        self.log("issue 13: configurations")
+        B0 = "uq:c=0.196,rotv,search"                  # issue 7's best (the dialect's)
+        BE = B0 + ",vs=e4m3"                           # E4M3 value scales
+        # (spec, consumable by the scaled-MFMA kernels, expressible in the
+        # dialect, what it tries)
+        configs = [
+            ("uq", True, True, "UltraQuant as published"),
+            (B0, True, True, "issue 7's best: c = 0.196, V rotated, exponent search"),
+            (BE, True, True, "V scales in E4M3 (same bytes)"),
+            ("uq:c=0.196,search,vs=e4m3", True, True, "E4M3 V scales, V not rotated"),
+            (BE + ",gv=16", True, True, "E4M3 V scales per 16 channels (V 4.5 bits)"),
+            (B0 + ",gv=16", True, True, "UE8M0 V scales per 16 channels"),
+            (B0 + ",kmean", True, True, "K channel mean (calibrated; k_mean operand)"),
+            (B0 + ",kmean,vmean", True, True, "K and V channel means (operands)"),
+            (BE + ",kmean,vmean", True, True, "E4M3 V scales + K and V means"),
+            (B0 + ",kmean=64,vmean=64", True, True,
+             "means of the sequence's first 64 tokens (operands)"),
+            (B0 + ",kmean,vmean,kbal", True, False, "means + q/k balance"),
+            (B0 + ",kmean,vmean,kbal,pow2bal", True, False,
+             "means + q/k balance in powers of two"),
+            (B0 + ",kmean,vmean,kbal,vbal", True, False, "means + q/k and V balance"),
+            (B0 + ",kmean,kpc=1", True, False,
+             "K mean + 1 principal direction (bf16 coefficient per token)"),
+            (B0 + ",kmean,kpc=2", True, False, "K mean + 2 principal directions"),
+            (B0 + ",kmean,kpc=4", True, False, "K mean + 4 principal directions"),
+            (B0 + ",kmean,vmean,kbal,kpc=2", True, False, "means, q/k balance, 2 directions"),
+            (B0 + ",kmean,vmean,kpc8=4", True, False,
+             "means, 4 directions with FP8 coefficients"),
+            (B0 + ",kmean,vmean,kbal,kpc8=4", True, False,
+             "means, q/k balance, 4 directions (FP8 coefficients)"),
+            (B0 + ",kmean,vmean,kbal,kpc8=6", True, False,
+             "means, q/k balance, 6 directions (FP8 coefficients)"),
+            (B0 + ",q=fp8s32", True, True,
+             "query FP8 with per-32 UE8M0 scales (query_precision fp8_e4m3_scaled)"),
+            (B0 + ",q=bf16", False, True, "query not rounded (bound)"),
+            ("uq:c=0.196,rotv,search,ks=e4m3,vs=e4m3", False, True,
+             "E4M3 scales for K too (bound: the MFMA takes UE8M0 K scales only)"),
+            ("fp8|" + BE, True, True, "K FP8, V 4-bit"),
+            (B0 + "|fp8", True, True, "K 4-bit, V FP8"),
+            ("uq:el=fp6|" + BE, True, False, "K FP6 E2M3 (UE8M0/32), V 4-bit"),
+            (BE + "|uq:rotv,el=fp6", True, False, "K 4-bit, V FP6 E2M3"),
+            ("uq:rotv,el=fp6", True, False, "FP6 E2M3 K and V"),
+            ("fp8", True, True, "FP8 E4M3 K and V"),
+            ("int4", False, False, "INT4, float32 scales (manifest baseline)"),
+            ("lloydmax", False, False, "Lloyd-Max codebook (TurboQuant-style)"),
+        ]
+        rows = []
+        for spec, mfma, dialect, what in configs:
+            rows.append(self.measure(spec, mfma=mfma, dialect=dialect, what=what))
+        r["configs"] = rows
+        uni = [x for x in rows if x["mfma"] and x["dialect"] and x["bits"] <= 4.25]
+        best = min(uni, key=lambda x: x["bpb"])
+        r["best_uniform"] = best
+        # The policies' base: the best consumable dialect format at <= 4.3
+        # bits (means included), so that per-head upgrades can fit 4.5.
+        best = min((x for x in rows if x["mfma"] and x["dialect"] and x["bits"] <= 4.3),
+                   key=lambda x: x["bpb"])
+        r["policy_base"] = best
+
+        # K/V-separate sensitivity against the best 4.25-bit format, and the
+        # policies it suggests (FP8 upgrades: dialect formats; FP6: study).
+        self.log("issue 13: K/V sensitivity")
+        base = best["spec"]
+        fams = {"fp8": ["fp8|" + base, base + "|fp8", "fp8"],
+                "fp6": ["uq:el=fp6|" + base, base + "|uq:rotv,el=fp6", "uq:rotv,el=fp6"]}
+        cands = [c for v in fams.values() for c in v]
+        b0, sens = upgrade_sensitivity(self.model, base, cands, self.sens_windows,
+                                       log=self.log, calib=self.calib)
+        _, sens_l = upgrade_sensitivity(self.model, base, fams["fp8"], self.sens_windows,
+                                        log=self.log, calib=self.calib, unit="layer")
+        r["sens_base"] = {"spec": base, "bpb": b0, "windows": len(self.sens_windows)}
+        r["sensitivity"] = {c: {f"{l},{h}": d for (l, h), d in v.items()} for c, v in sens.items()}
+        r["sensitivity_layer"] = {c: {str(l): d for (l, _), d in v.items()}
+                                  for c, v in sens_l.items()}
+        pols = []
+        # Per head (study: a uq cache has one format per layer), FP8 and FP6
+        # upgrades; per layer with FP8 (dialect: the policy pass applies them).
+        for fam, cs, sd, unit in (("fp8", fams["fp8"], sens, "head"),
+                                  ("fp6", fams["fp6"], sens, "head"),
+                                  ("fp8", fams["fp8"], sens_l, "layer")):
+            sub = {c: sd[c] for c in cs}
+            bits = {c: parse_format(c, self.calib).bits for c in cs}
+            bits[base] = parse_format(base, self.calib).bits
+            for budget in (4.5, 5.0, 5.5, 6.0):
+                try:
+                    p, pred = optimise(sub, bits, budget, base, calib=self.calib, free=base)
+                except ValueError:
+                    continue
+                label = f"{fam} per {unit}, budget {budget:g} bits"
+                if not p.overrides and any(x[1].overrides == [] for x in pols
+                                           if x[0].startswith(f"{fam} per {unit}")):
+                    continue          # the same all-base policy again
+                pols.append((label, p, pred))
+        r["policies"] = self.measure_policies(pols, "policy-kv")
+        for p in r["policies"]:
+            p["dialect"] = p["policy"].startswith("fp8 per layer")
+
+        # Query precision: bits/byte above; here the FP8 overflow. The
+        # shared LM's rotated queries stay below 92 in magnitude; scaled by
+        # 10 (a model with larger query norms) scale-1 E4M3 turns every
+        # element above 464 into NaN, per-32 UE8M0 scales keep them finite.
+        qs = []
+        for l in range(L):
+            qs.append(B.hadamard(self.lm.activations(l)["q"].reshape(-1, self.lm.cfg["hd"])))
+        q = np.concatenate(qs)
+        over = {}
+        for mult in (1.0, 10.0):
+            x = (q * np.float32(mult)).astype(np.float32)
+            a = query_round(x, "fp8")
+            b = query_round(x, "fp8s32")
+            def rel(y):
+                ok = np.isfinite(y)
+                return float(np.sqrt(((y[ok] - x[ok]).astype(np.float64) ** 2).sum()
+                                     / (x[ok].astype(np.float64) ** 2).sum()))
+            over[f"{mult:g}"] = {"max_abs": float(np.abs(x).max()),
+                                 "nan_scale1": float(np.mean(np.isnan(a))),
+                                 "nan_s32": float(np.mean(np.isnan(b))),
+                                 "rel_err_scale1": rel(a), "rel_err_s32": rel(b)}
+        r["query_overflow"] = over
+
+        # Out-of-domain text: the same configurations on another text.
+        ood = self.ood_text
+        if ood and os.path.isfile(ood):
+            self.log(f"issue 13: out-of-domain text {ood}")
+            from .data import spaced_windows
+            saved = (self.lm.text_path, self.lm._val, self.lm._windows)
+            self.lm.set_text(ood)
+            wins = spaced_windows(len(self.lm.val_bytes), 8 if not self.quick else 2,
+                                  self.lm.cfg["ctx"])
+            prefix, self.prefix = self.prefix, {}
+            best_pol = min((p for p in r["policies"] if p["bits"] <= 4.5 + 1e-9),
+                           key=lambda p: p["bpb"])
+            best_any = min((x for x in rows if x["mfma"] and x["bits"] <= 4.5), key=lambda x: x["bpb"])
+            specs = list(dict.fromkeys(["bf16", "uq", B0, best["spec"], best_any["spec"]]))
+            items = [(sp, parse_format(sp, self.calib)) for sp in specs]
+            items.append((best_pol["file"],
+                          Policy.load(os.path.join(self.fig_dir, best_pol["file"]), self.calib)))
+            res = []
+            for name, obj in items:
+                res.append({"name": name, "bpb": self.bpb(obj, windows=wins, key="ood " + name)})
+            self.prefix = prefix
+            self.lm.text_path, self.lm._val, self.lm._windows = saved
+            r["ood"] = {"text": ood, "windows": wins, "rows": res}
+
+    def frontier_plot(self):
+        """bits/element against bits/byte for every configuration and policy
+        measured on all windows, with the Pareto frontier and the target."""
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        r = self.res["issue13"]
+        ref = self.res["bpb"]["bf16"]["bpb"]
+        pts = []
+        for x in r["configs"]:
+            pts.append((x["bits"], x["bpb"], x["spec"], "o" if x["mfma"] else "x"))
+        for x in self.res["policies"] + r["policies"]:
+            pts.append((x["bits"], x["bpb"], x["file"], "s"))
+        pts.append((16.0, ref, "bf16", "o"))
+        front = []
+        for p in sorted(pts, key=lambda p: (p[0], p[1])):
+            if p[3] != "x" and (not front or p[1] < front[-1][1]):
+                front.append(p)
+        r["frontier"] = [{"bits": p[0], "bpb": p[1], "name": p[2]} for p in front]
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for mk, lab in (("o", "uniform format (MFMA-consumable)"), ("x", "not consumable (bound)"),
+                        ("s", "per-head policy")):
+            xs = [p for p in pts if p[3] == mk]
+            ax.scatter([p[0] for p in xs], [p[1] for p in xs], marker=mk, label=lab, s=22)
+        ax.plot([p[0] for p in front], [p[1] for p in front], "k-", lw=0.8,
+                label="frontier (consumable)")
+        ax.axhline(ref * 1.01, color="g", ls="--", lw=0.8, label="BF16 + 1%")
+        ax.axhline(ref, color="gray", ls=":", lw=0.8)
+        ax.axvline(4.5, color="r", ls="--", lw=0.8, label="4.5 bits/element")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("bits per cached K/V element (scales, means included)")
+        ax.set_ylabel(f"bits/byte ({len(self.windows)} windows)")
+        ax.set_ylim(ref * 0.995, max(p[1] for p in pts if p[0] < 16) * 1.005)
+        ax.set_title("KV-cache formats on the shared LM: bits vs quality")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(os.path.join(self.fig_dir, "frontier.png"), dpi=110)
+        plt.close(fig)
 
     def _plots_policy(self, sens):
         import matplotlib
@@ -287,6 +506,6 @@ class Report:
 
     # ------------------------------------------------------------------
     def write_md(self):
-        from .doc import render
         with open(self.out_doc, "w") as f:
-            f.write(render(self.res, COMMAND + (" --quick" if self.quick else "")))
+            cmd = COMMAND.replace("--jobs 2", f"--jobs {self.jobs}")
+            f.write(render(self.res, cmd + (" --quick" if self.quick else "")))

@@ -8,7 +8,7 @@ from typing import Dict, List, Tuple
 import numpy as np
 
 from . import backend as B
-from .formats import Int4Absmax, LloydMax, calibrate_lloyd_max, encode_search
+from .formats import Calibration, Int4Absmax, LloydMax, encode_search
 
 C_GRID = np.round(np.arange(0.100, 0.2501, 0.002), 4)
 
@@ -102,11 +102,9 @@ def distortion_table(sets: Dict[str, np.ndarray], c_opt: Dict[str, float],
 
 def calibrate_codebooks(lm, seq: int = 0) -> Dict[str, np.ndarray]:
     """Lloyd-Max codebooks on the rotated K and V rows of one activation
-    sequence (all layers and heads pooled)."""
-    s = real_sets(lm, seq)
-    rows = np.concatenate([s["K rotated"], s["V rotated"]])
-    return {"norm": calibrate_lloyd_max(rows, "norm"),
-            "e8m0": calibrate_lloyd_max(rows, "e8m0")}
+    sequence (all layers and heads pooled): formats.Calibration's."""
+    cal = Calibration(lm, seq)
+    return {sc: cal.codebook(sc) for sc in ("norm", "e8m0")}
 
 
 def kurtosis(x: np.ndarray) -> float:

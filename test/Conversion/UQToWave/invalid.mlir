@@ -47,3 +47,31 @@ func.func @f(%o: tensor<?x?x?x?xf32>, %m: tensor<?x?x?xf32>, %s: tensor<?x?x?xf3
   %r = uq.merge_partitions %o, %m, %s : (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
   return %r : tensor<?x?x?xf32>
 }
+
+// -----
+
+// Issue 13's E4M3 group scales (docs/accuracy.md): the scaled MFMA takes
+// only E8M0 block scales, so neither the cache write nor the attention has a
+// GPU kernel for them.
+func.func @f(%k: tensor<3x1x128xbf16>, %s: tensor<3xi64>, %cache: tensor<8x16x1x136xi8>) -> tensor<8x16x1x136xi8> {
+  // expected-error @+1 {{has no GPU kernel for the value format #uq.kv_format<fp4_e2m1, scale = e4m3}}
+  %c = uq.cache_write %k, %k, %s into %cache {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1, scale = e4m3>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x1x128xbf16>, tensor<3x1x128xbf16>, tensor<3xi64> into tensor<8x16x1x136xi8>
+  return %c : tensor<8x16x1x136xi8>
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>) -> tensor<1x4x128xf32> {
+  // expected-error @+1 {{scale = e4m3 group scales have no GPU kernel: gfx950's scaled MFMA takes only E8M0 (power-of-two) block scales}}
+  %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard, scale = e4m3>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x4x128xf32>
+  return %o : tensor<1x4x128xf32>
+}
+
+// -----
+
+// v_mean is added at the merge kernel: the partial op alone has none.
+func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>, %mv: tensor<1x128xf32>) -> tensor<1x4x1x128xf32> {
+  // expected-error @+1 {{has no GPU kernel for v_mean: the GPU path adds the value mean in uq.decode_attention's merge kernel}}
+  %o, %m, %s = uq.decode_attention_partial %q, %cache, %bt, %l v_mean %mv scale 1.0 partition_size 64 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>, tensor<1x128xf32>) -> (tensor<1x4x1x128xf32>, tensor<1x4x1xf32>, tensor<1x4x1xf32>)
+  return %o : tensor<1x4x1x128xf32>
+}

@@ -18,8 +18,13 @@ func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = 0.1, c = 0.2>} { retu
 
 // -----
 
-// expected-error @+1 {{unknown scale 'e4m3' (expected none or ue8m0)}}
-func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale = e4m3>} { return }
+// expected-error @+1 {{unknown scale 'e5m2' (expected none, ue8m0 or e4m3)}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale = e5m2>} { return }
+
+// -----
+
+// expected-error @+1 {{scale = e4m3 is defined for fp4_e2m1 elements only}}
+func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, scale = e4m3>} { return }
 
 // -----
 
@@ -68,7 +73,7 @@ func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, scale_rule = best>} { ret
 
 // -----
 
-// expected-error @+1 {{scale_rule = mse_search is defined for fp4_e2m1 with ue8m0 scales only}}
+// expected-error @+1 {{scale_rule = mse_search is defined for fp4_e2m1 with scales only}}
 func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, scale_rule = mse_search>} { return }
 
 // -----
@@ -682,5 +687,50 @@ func.func @f(%x: tensor<4x64xf32>) {
   // Not an i8 tensor: caught by the declarative type constraint.
   // expected-error @+1 {{'uq.quantize' op result #1 must be ranked tensor of 8-bit signless integer values, but got 'tensor<4x2xf32>'}}
   %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1>} : tensor<4x64xf32> -> tensor<4x32xi8>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x2x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x2x136xi8>,
+             %m: tensor<2x64xf32>) {
+  // expected-error @+1 {{'uq.cache_write' op k_mean dimension 1 (head dimension) must be 128, got 64}}
+  %c = uq.cache_write %k, %k, %s into %cache k_mean %m : tensor<2x64xf32> {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x2x128xf32>, tensor<3x2x128xf32>, tensor<3xi64> into tensor<8x16x2x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%k: tensor<3x2x128xf32>, %s: tensor<3xi64>, %cache: tensor<8x16x2x136xi8>,
+             %m: tensor<128xf32>) {
+  // expected-error @+1 {{'uq.cache_write' op v_mean must have rank 2, got 'tensor<128xf32>'}}
+  %c = uq.cache_write %k, %k, %s into %cache v_mean %m : tensor<128xf32> {k_format = #uq.kv_format<fp4_e2m1>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : tensor<3x2x128xf32>, tensor<3x2x128xf32>, tensor<3xi64> into tensor<8x16x2x136xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor<1x8xi32>,
+             %lens: tensor<1xi32>, %m: tensor<4x128xf32>) {
+  // expected-error @+1 {{'uq.decode_attention' op v_mean dimension 0 (KV heads) must be 2, got 4}}
+  %o = uq.decode_attention %q, %cache, %bt, %lens v_mean %m scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x2x136xi8>, tensor<1x8xi32>, tensor<1xi32>, tensor<4x128xf32>) -> tensor<1x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor<1x8xi32>,
+             %lens: tensor<1xi32>, %m: tensor<2x128xf16>) {
+  // expected-error @+1 {{'uq.decode_attention_partial' op operand #4 must be ranked tensor of 32-bit float values, but got 'tensor<2x128xf16>'}}
+  %o, %mx, %l = uq.decode_attention_partial %q, %cache, %bt, %lens k_mean %m scale 1.0 partition_size 64 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x2x136xi8>, tensor<1x8xi32>, tensor<1xi32>, tensor<2x128xf16>) -> (tensor<1x4x2x128xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<1x4x48xf32>, %cache: tensor<8x16x2x192xi8>, %bt: tensor<1x8xi32>,
+             %lens: tensor<1xi32>) {
+  // expected-error @+1 {{'uq.decode_attention' op query_precision fp8_e4m3_scaled needs a head dimension that is a multiple of 32 (one scale per 32 channels), got 48}}
+  %o = uq.decode_attention %q, %cache, %bt, %lens scale 1.0 {k_format = #uq.kv_format<bf16>, v_format = #uq.kv_format<bf16>, layout = #uq.cache_layout<vllm_slot>, query_precision = #uq<query_precision fp8_e4m3_scaled>} : (tensor<1x4x48xf32>, tensor<8x16x2x192xi8>, tensor<1x8xi32>, tensor<1xi32>) -> tensor<1x4x48xf32>
   return
 }

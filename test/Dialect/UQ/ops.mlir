@@ -51,6 +51,70 @@ func.func @scale_rule(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x4xi8>
 
 // -----
 
+// FP4 with E4M3 group scales (values; docs/accuracy.md): the default c is
+// 1/6, printed only when it differs; group 16 and the search are allowed.
+// CHECK-LABEL: func @e4m3_scales
+func.func @e4m3_scales(%x: tensor<4x128xf32>) -> (tensor<4x64xi8>, tensor<4x8xi8>, tensor<4x128xf32>) {
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+  %c, %s = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+      : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x8xi8>
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp4_e2m1, scale = e4m3, c = 0.2, rotation = hadamard>}
+  %c2, %s2 = uq.quantize %x {format = #uq.kv_format<fp4_e2m1, rotation = hadamard, scale = e4m3, c = 0.2>}
+      : tensor<4x128xf32> -> tensor<4x64xi8>, tensor<4x4xi8>
+  // CHECK: uq.dequantize %{{.*}}, %{{.*}} {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+  %d = uq.dequantize %c, %s {format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, scale_rule = mse_search>}
+      : tensor<4x64xi8>, tensor<4x8xi8> -> tensor<4x128xf32>
+  return %c, %s, %d : tensor<4x64xi8>, tensor<4x8xi8>, tensor<4x128xf32>
+}
+
+// -----
+
+// Channel means (the accuracy study's kmean / vmean): optional operands of
+// the cache write and the attention ops.
+// CHECK-LABEL: func @channel_means
+func.func @channel_means(%k: tensor<3x2x128xbf16>, %s: tensor<3xi64>,
+                         %cache: tensor<64x16x2x136xi8>, %mk: tensor<2x128xf32>,
+                         %mv: tensor<2x128xf32>, %q: tensor<2x4x128xbf16>,
+                         %bt: tensor<2x32xi32>, %lens: tensor<2xi32>,
+                         %sinks: tensor<4xf32>)
+    -> (tensor<64x16x2x136xi8>, tensor<64x16x2x136xi8>, tensor<2x4x128xf32>,
+        tensor<2x4x128xf32>, tensor<2x4x2x128xf32>) {
+  // CHECK: uq.cache_write %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} k_mean %{{.*}} : tensor<2x128xf32> v_mean %{{.*}} : tensor<2x128xf32> {k_format
+  %c = uq.cache_write %k, %k, %s into %cache k_mean %mk : tensor<2x128xf32> v_mean %mv : tensor<2x128xf32>
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<3x2x128xbf16>, tensor<3x2x128xbf16>, tensor<3xi64> into tensor<64x16x2x136xi8>
+  // CHECK: uq.cache_write %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} v_mean %{{.*}} : tensor<2x128xf32> {k_format
+  %c2 = uq.cache_write %k, %k, %s into %cache v_mean %mv : tensor<2x128xf32>
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<3x2x128xbf16>, tensor<3x2x128xbf16>, tensor<3xi64> into tensor<64x16x2x136xi8>
+  // CHECK: uq.decode_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} sinks %{{.*}} k_mean %{{.*}} v_mean %{{.*}} scale 8.838830e-02 {k_format
+  %o = uq.decode_attention %q, %c, %bt, %lens sinks %sinks k_mean %mk v_mean %mv scale 0.0883883
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<2x4x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>,
+         tensor<4xf32>, tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<2x4x128xf32>
+  // CHECK: uq.decode_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} v_mean %{{.*}} scale
+  %o2 = uq.decode_attention %q, %c, %bt, %lens v_mean %mv scale 0.0883883
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<2x4x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>,
+         tensor<2x128xf32>) -> tensor<2x4x128xf32>
+  // CHECK: uq.decode_attention_partial %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} k_mean %{{.*}} v_mean %{{.*}} scale 8.838830e-02 partition_size 256
+  %po, %pm, %pl = uq.decode_attention_partial %q, %c, %bt, %lens k_mean %mk v_mean %mv
+      scale 0.0883883 partition_size 256
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<2x4x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>,
+         tensor<2x128xf32>, tensor<2x128xf32>)
+      -> (tensor<2x4x2x128xf32>, tensor<2x4x2xf32>, tensor<2x4x2xf32>)
+  return %c, %c2, %o, %o2, %po : tensor<64x16x2x136xi8>, tensor<64x16x2x136xi8>,
+      tensor<2x4x128xf32>, tensor<2x4x128xf32>, tensor<2x4x2x128xf32>
+}
+
+// -----
+
 // FP8 with MX-style UE8M0 group scales is expressible.
 // CHECK-LABEL: func @fp8_scaled
 func.func @fp8_scaled(%x: tensor<?x64xf32>) -> (tensor<?x64xi8>, tensor<?x2xi8>) {
@@ -94,6 +158,12 @@ func.func @decode_attention(%q: tensor<2x16x128xbf16>, %cache: tensor<64x16x2x13
        v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>,
        query_precision = #uq<query_precision f32>}
       : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>, tensor<16xf32>) -> tensor<2x16x128xbf16>
+  // CHECK: uq.decode_attention {{.*}}query_precision = #uq<query_precision fp8_e4m3_scaled>
+  %o3 = uq.decode_attention %q, %cache, %bt, %lens scale 1.0
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>,
+       query_precision = #uq<query_precision fp8_e4m3_scaled>}
+      : (tensor<2x16x128xbf16>, tensor<64x16x2x136xi8>, tensor<2x32xi32>, tensor<2xi32>) -> tensor<2x16x128xf32>
   return %o, %o2 : tensor<2x16x128xf32>, tensor<2x16x128xbf16>
 }
 

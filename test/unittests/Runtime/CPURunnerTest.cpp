@@ -435,6 +435,51 @@ TEST(CPUQuantizeMseSearch, NonDefaultFormatBitExact) {
   }
 }
 
+// FP4 with E4M3 group scales (#uq.kv_format<fp4_e2m1, scale = e4m3>, the
+// accuracy study's value format), with and without the search, groups 16
+// and 32, rotated and not: codes, scale bytes and decoded values bit-exact
+// with ref::encodeRow/decodeRow. The adversarial rows hold groups whose
+// c * absmax saturates at 448 (2^120) or underflows to byte 1 (2^-130),
+// zero and non-finite groups and FP4 midpoints.
+TEST(CPUQuantizeE4M3Scales, RandomHeavyTailedAndAdversarialRowsBitExact) {
+  for (int group : {16, 32}) {
+    for (bool rotate : {false, true}) {
+      for (bool search : {false, true}) {
+        SCOPED_TRACE("group " + std::to_string(group) +
+                     (rotate ? ", rotated" : "") + (search ? ", search" : ""));
+        ref::Format f;
+        f.scaleCode = ref::ScaleCode::E4M3;
+        f.c = 1.0 / 6.0;
+        f.groupSize = group;
+        f.rotate = rotate;
+        f.scaleRule =
+            search ? ref::ScaleRule::MseSearch : ref::ScaleRule::LogRound;
+        Rng rng(group * 4 + rotate * 2 + search);
+        std::vector<float> gauss(64 * 128);
+        for (size_t i = 0; i < gauss.size(); ++i)
+          gauss[i] = bf16Round(rng.normal(i % 89 == 0 ? 30.0f : 1.0f));
+        std::vector<float> rest = heavyTailedRows(64, 128, group + 11);
+        std::vector<float> adv = adversarialRows(128);
+        rest.insert(rest.end(), adv.begin(), adv.end());
+        if (search)
+          EXPECT_GT(movedGroups(f, gauss, 128), 0);
+        std::string fmt =
+            llvm::formatv("#uq.kv_format<fp4_e2m1, scale = e4m3, group = "
+                          "{0}{1}{2}>",
+                          group, rotate ? ", rotation = hadamard" : "",
+                          search ? ", scale_rule = mse_search" : "")
+                .str();
+        {
+          SCOPED_TRACE("gaussian bf16");
+          expectCodecMatches(f, fmt, gauss, 128, true);
+        }
+        SCOPED_TRACE("heavy-tailed and adversarial f32");
+        expectCodecMatches(f, fmt, rest, 128, false);
+      }
+    }
+  }
+}
+
 // FP8 E4M3 and bf16 codes of special and random values, and the decode of
 // every FP8 byte, against the reference's scalar conversions.
 TEST(CPUQuantize, Fp8AndBf16CodesBitExact) {
@@ -655,6 +700,73 @@ TEST(CPUCacheWrite, MatchesReferenceByteForByte) {
   }
 }
 
+// Channel means (k_mean, v_mean: the accuracy study's kmean / vmean): the
+// cache codes x - mean; every byte equals ref::cacheWrite's with the same
+// means, keys rotated, values with E4M3 scales in one case.
+TEST(CPUCacheWrite, ChannelMeansMatchReferenceByteForByte) {
+  for (bool e4m3 : {false, true}) {
+    SCOPED_TRACE(e4m3 ? "E4M3 V scales" : "UE8M0 V scales");
+    const int64_t t = 11, h = 2, d = 128, blocks = 2, bs = 8, slot = 136;
+    Rng rng(77 + e4m3);
+    std::vector<float> k(t * h * d), v(k.size()), mk(h * d), mv(h * d);
+    for (size_t i = 0; i < mk.size(); ++i) {
+      mk[i] = rng.normal(3.0f);
+      mv[i] = rng.normal(1.0f);
+    }
+    for (size_t i = 0; i < k.size(); ++i) {
+      k[i] = bf16Round(mk[i % (h * d)] + rng.normal(1.0f));
+      v[i] = bf16Round(mv[i % (h * d)] + rng.normal(0.5f));
+    }
+    std::vector<int64_t> slots(t);
+    for (int64_t i = 0; i < t; ++i)
+      slots[i] = i == 4 ? -1 : (i * 5) % (blocks * bs);
+    std::vector<uint8_t> cache(blocks * bs * h * slot);
+    for (uint8_t &b : cache)
+      b = static_cast<uint8_t>(rng.next());
+    std::vector<uint8_t> expect = cache;
+    ref::Format vf = ref::valueFormat();
+    if (e4m3) {
+      vf.scaleCode = ref::ScaleCode::E4M3;
+      vf.c = 1.0 / 6.0;
+    }
+    ref::CacheGeometry g{blocks, bs, h, d, slot};
+    ASSERT_TRUE(ref::cacheWrite(ref::keyFormat(), vf, g, k.data(), v.data(),
+                                slots.data(), t, expect.data(), mk.data(),
+                                mv.data())
+                    .ok());
+    std::string ir = llvm::formatv(R"(
+func.func @main(%k: tensor<11x2x128xbf16>, %v: tensor<11x2x128xbf16>,
+                %slots: tensor<11xi64>, %cache: tensor<2x8x2x136xi8>,
+                %mk: tensor<2x128xf32>, %mv: tensor<2x128xf32>)
+    -> tensor<2x8x2x136xi8> {{
+  %c = uq.cache_write %k, %v, %slots into %cache k_mean %mk : tensor<2x128xf32>
+      v_mean %mv : tensor<2x128xf32>
+      {{k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1{0}>, layout = #uq.cache_layout<vllm_slot>}
+      : tensor<11x2x128xbf16>, tensor<11x2x128xbf16>, tensor<11xi64>
+        into tensor<2x8x2x136xi8>
+  return %c : tensor<2x8x2x136xi8>
+}
+)",
+                                   e4m3 ? ", scale = e4m3" : "")
+                         .str();
+    auto prog = compileOrDie(ir);
+    ASSERT_TRUE(prog);
+    auto out = runOrDie(*prog, {bf16Tensor({t, h, d}, k),
+                                bf16Tensor({t, h, d}, v),
+                                tensorOf(DType::I64, {t}, slots),
+                                tensorOf(DType::I8, {blocks, bs, h, slot}, cache),
+                                f32Tensor({h, d}, mk), f32Tensor({h, d}, mv)});
+    ASSERT_EQ(out.size(), 1u);
+    auto got = valuesOf<uint8_t>(out[0]);
+    ASSERT_EQ(got.size(), expect.size());
+    int64_t diff = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      diff += got[i] != expect[i];
+    EXPECT_EQ(diff, 0);
+  }
+}
+
 // scale_rule = mse_search in the cache: K (rotated) and V coded with the
 // search, c = 0.156 and 0.196, one of them with the search and the other
 // log_round, Gaussian and heavy-tailed tokens; every cache byte equals
@@ -789,16 +901,29 @@ struct AttnCase {
   /// Values coded in the Hadamard-rotated domain (the output is rotated
   /// back by decode_attention).
   bool vRotated = false;
+  /// Values with E4M3 group scales (c = 1/6) and the search.
+  bool vE4M3 = false;
+  /// k_mean / v_mean operands (the cache is written with the same means).
+  bool means = false;
+  /// query_precision fp8_e4m3_scaled (per-32 UE8M0 query scales), with the
+  /// queries multiplied by qScale (large ones overflow scale-1 FP8).
+  bool scaledQuery = false;
+  float qScale = 1.0f;
 };
 
 ref::Format valueFormatOf(const AttnCase &c) {
   ref::Format vf = ref::valueFormat();
   vf.rotate = c.vRotated;
+  if (c.vE4M3) {
+    vf.scaleCode = ref::ScaleCode::E4M3;
+    vf.c = 1.0 / 6.0;
+    vf.scaleRule = ref::ScaleRule::MseSearch;
+  }
   return vf;
 }
 
 struct AttnData {
-  std::vector<float> q, sinks;
+  std::vector<float> q, sinks, kMean, vMean;
   std::vector<uint8_t> cache;
   std::vector<int32_t> tables;
   int64_t numBlocks, slot;
@@ -822,19 +947,31 @@ AttnData makeAttention(const AttnCase &c, uint64_t seed) {
     a.tables[i] = ids[i];
   // Unused table entries beyond a sequence's length hold garbage ids.
   ref::CacheGeometry g{a.numBlocks, c.bs, c.hkv, c.d, a.slot};
+  if (c.means) {
+    a.kMean.resize(c.hkv * c.d);
+    a.vMean.resize(c.hkv * c.d);
+    for (size_t i = 0; i < a.kMean.size(); ++i) {
+      a.kMean[i] = rng.normal(2.0f);
+      a.vMean[i] = rng.normal(1.0f);
+    }
+  }
   for (int64_t s = 0; s < c.seqs; ++s) {
     int64_t len = c.lens[s];
     std::vector<float> k(len * c.hkv * c.d), v(k.size());
     for (size_t i = 0; i < k.size(); ++i) {
-      k[i] = bf16Round(rng.normal(1.0f));
-      v[i] = bf16Round(rng.normal(1.0f));
+      float mk = c.means ? a.kMean[i % (c.hkv * c.d)] : 0.0f;
+      float mv = c.means ? a.vMean[i % (c.hkv * c.d)] : 0.0f;
+      k[i] = bf16Round(mk + rng.normal(1.0f));
+      v[i] = bf16Round(mv + rng.normal(1.0f));
     }
     std::vector<int64_t> slots(len);
     for (int64_t t = 0; t < len; ++t)
       slots[t] =
           int64_t(a.tables[s * c.maxBlocks + t / c.bs]) * c.bs + t % c.bs;
     EXPECT_TRUE(ref::cacheWrite(ref::keyFormat(), valueFormatOf(c), g, k.data(),
-                                v.data(), slots.data(), len, a.cache.data())
+                                v.data(), slots.data(), len, a.cache.data(),
+                                c.means ? a.kMean.data() : nullptr,
+                                c.means ? a.vMean.data() : nullptr)
                     .ok());
     int64_t used = (len + c.bs - 1) / c.bs;
     for (int64_t b = used; b < c.maxBlocks; ++b)
@@ -842,7 +979,7 @@ AttnData makeAttention(const AttnCase &c, uint64_t seed) {
   }
   a.q.resize(c.seqs * c.hq * c.d);
   for (float &x : a.q)
-    x = bf16Round(rng.normal(2.0f));
+    x = bf16Round(c.qScale * rng.normal(2.0f));
   a.sinks.resize(c.hq);
   for (float &x : a.sinks)
     x = rng.normal(3.0f);
@@ -856,6 +993,12 @@ std::vector<float> referenceAttention(const AttnCase &c, const AttnData &a,
   p.softmaxScale = scale;
   p.queryPrecision =
       c.fp8Query ? ref::QueryPrecision::FP8_E4M3 : ref::QueryPrecision::F32;
+  if (c.scaledQuery)
+    p.queryPrecision = ref::QueryPrecision::FP8_E4M3_Scaled;
+  if (c.means) {
+    p.kMean = a.kMean.data();
+    p.vMean = a.vMean.data();
+  }
   std::vector<float> out(c.seqs * c.hq * c.d);
   // The reference validates every used block id; give it a table whose
   // unused entries are 0.
@@ -879,12 +1022,36 @@ std::string attentionTypes(const AttnCase &c, const AttnData &a) {
       .str();
 }
 
+/// The k_mean / v_mean operands, their function arguments and types (empty
+/// without means); they follow the sinks.
+std::string meanOperands(const AttnCase &c) {
+  return c.means ? " k_mean %mk v_mean %mv" : "";
+}
+std::string meanArgs(const AttnCase &c) {
+  return c.means ? llvm::formatv(", %mk: tensor<{0}x{1}xf32>, %mv: "
+                                 "tensor<{0}x{1}xf32>",
+                                 c.hkv, c.d)
+                       .str()
+                 : "";
+}
+std::string meanTypes(const AttnCase &c) {
+  return c.means
+             ? llvm::formatv(", tensor<{0}x{1}xf32>, tensor<{0}x{1}xf32>",
+                             c.hkv, c.d)
+                   .str()
+             : "";
+}
+
 std::string attrs(const AttnCase &c) {
   return std::string("{k_format = #uq.kv_format<fp4_e2m1, rotation = "
                      "hadamard>, v_format = #uq.kv_format<fp4_e2m1") +
          (c.vRotated ? ", rotation = hadamard" : "") +
+         (c.vE4M3 ? ", scale = e4m3, scale_rule = mse_search" : "") +
          ">, layout = #uq.cache_layout<vllm_slot>" +
-         (c.fp8Query ? "" : ", query_precision = #uq<query_precision f32>") +
+         (c.scaledQuery ? ", query_precision = #uq<query_precision "
+                          "fp8_e4m3_scaled>"
+          : c.fp8Query  ? ""
+                        : ", query_precision = #uq<query_precision f32>") +
          "}";
 }
 
@@ -896,6 +1063,10 @@ std::vector<HostTensor> attentionArgs(const AttnCase &c, const AttnData &a) {
       tensorOf(DType::I32, {c.seqs}, c.lens)};
   if (c.sinks)
     args.push_back(f32Tensor({c.hq}, a.sinks));
+  if (c.means) {
+    args.push_back(f32Tensor({c.hkv, c.d}, a.kMean));
+    args.push_back(f32Tensor({c.hkv, c.d}, a.vMean));
+  }
   return args;
 }
 
@@ -906,7 +1077,8 @@ std::string caseName(const AttnCase &c) {
   for (int32_t l : c.lens)
     s += "_" + std::to_string(l);
   return s + (c.sinks ? "_sinks" : "") + (c.fp8Query ? "" : "_f32q") +
-         (c.vRotated ? "_vrot" : "");
+         (c.vRotated ? "_vrot" : "") + (c.vE4M3 ? "_ve4m3" : "") +
+         (c.means ? "_means" : "") + (c.scaledQuery ? "_qscaled" : "");
 }
 
 const AttnCase kAttnCases[] = {
@@ -920,6 +1092,24 @@ const AttnCase kAttnCases[] = {
     {2, 32, 2, 64, 8, 4, {29, 17}, false, false},
     // Rotated values: the output comes back to the original domain.
     {2, 8, 2, 128, 16, 4, {45, 9}, true, true, /*vRotated=*/true},
+    // Values with E4M3 group scales (the accuracy study's value format),
+    // rotated and not.
+    {2, 8, 2, 128, 16, 4, {45, 9}, true, true, /*vRotated=*/true,
+     /*vE4M3=*/true},
+    {1, 4, 2, 64, 16, 3, {40}, false, true, /*vRotated=*/false,
+     /*vE4M3=*/true},
+    // Channel means (k_mean, v_mean), with sinks and rotated values, and
+    // without sinks; an empty sequence stays zero.
+    {2, 8, 2, 128, 16, 4, {45, 0}, true, true, /*vRotated=*/true,
+     /*vE4M3=*/false, /*means=*/true},
+    {1, 4, 1, 64, 8, 5, {37}, false, false, /*vRotated=*/false,
+     /*vE4M3=*/true, /*means=*/true},
+    // Per-32 UE8M0 query scales: ordinary queries, and queries 300 times
+    // larger (their rotated elements pass 464, where scale-1 FP8 gives NaN).
+    {2, 8, 2, 128, 16, 4, {45, 9}, true, true, false, false, false,
+     /*scaledQuery=*/true},
+    {1, 16, 1, 256, 16, 6, {90}, false, true, false, false, false,
+     /*scaledQuery=*/true, /*qScale=*/300.0f},
 };
 
 class CPUAttention : public ::testing::TestWithParam<AttnCase> {};
@@ -947,10 +1137,14 @@ func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>
 }
 )",
           c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv, a.slot, c.maxBlocks,
-          c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>", c.hq).str() : "",
-          c.sinks ? "sinks %s" : "", llvm::formatv("{0:e9}", scale).str(),
-          attrs(c), attentionTypes(c, a),
-          c.sinks ? llvm::formatv(", tensor<{0}xf32>", c.hq).str() : "")
+          (c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>", c.hq).str()
+                   : std::string()) +
+              meanArgs(c),
+          std::string(c.sinks ? "sinks %s" : "") + meanOperands(c),
+          llvm::formatv("{0:e9}", scale).str(), attrs(c), attentionTypes(c, a),
+          (c.sinks ? llvm::formatv(", tensor<{0}xf32>", c.hq).str()
+                   : std::string()) +
+              meanTypes(c))
           .str();
   auto prog = compileOrDie(ir);
   ASSERT_TRUE(prog);
@@ -984,7 +1178,7 @@ TEST_P(CPUAttention, SplitKMatchesReference) {
 func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>,
                 %bt: tensor<{0}x{7}xi32>, %lens: tensor<{0}xi32>{8})
     -> (tensor<{0}x{1}x{2}xf32>, tensor<{0}x{1}x{13}xf32>, tensor<{0}x{1}x{13}xf32>) {{
-  %o, %m, %l = uq.decode_attention_partial %q, %cache, %bt, %lens
+  %o, %m, %l = uq.decode_attention_partial %q, %cache, %bt, %lens{17}
       scale {9} partition_size {14} {10}
       : ({11}) -> (tensor<{0}x{1}x{13}x{2}xf32>, tensor<{0}x{1}x{13}xf32>,
                    tensor<{0}x{1}x{13}xf32>)
@@ -996,9 +1190,12 @@ func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>
 }
 )",
           c.seqs, c.hq, c.d, a.numBlocks, c.bs, c.hkv, a.slot, c.maxBlocks,
-          c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>", c.hq).str() : "",
-          llvm::formatv("{0:e9}", scale).str(), attrs(c), attentionTypes(c, a),
-          c.sinks ? "sinks %s" : "", parts, ps,
+          (c.sinks ? llvm::formatv(", %s: tensor<{0}xf32>", c.hq).str()
+                   : std::string()) +
+              meanArgs(c),
+          llvm::formatv("{0:e9}", scale).str(), attrs(c),
+          attentionTypes(c, a) + meanTypes(c), c.sinks ? "sinks %s" : "",
+          parts, ps,
           c.sinks ? llvm::formatv(", tensor<{0}xf32>", c.hq).str() : "",
           // The partitions stay in V's coded domain:
           // rotated values are rotated back after the
@@ -1011,7 +1208,8 @@ func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>
               : "%r2 = tensor.cast %r : tensor<" + std::to_string(c.seqs) +
                     "x" + std::to_string(c.hq) + "x" + std::to_string(c.d) +
                     "xf32> to tensor<" + std::to_string(c.seqs) + "x" +
-                    std::to_string(c.hq) + "x" + std::to_string(c.d) + "xf32>")
+                    std::to_string(c.hq) + "x" + std::to_string(c.d) + "xf32>",
+          meanOperands(c))
           .str();
   auto prog = compileOrDie(ir);
   ASSERT_TRUE(prog);

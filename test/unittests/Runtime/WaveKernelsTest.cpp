@@ -21,7 +21,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <charconv>
 #include <numeric>
+#include <tuple>
 
 using namespace uq;
 using namespace uq::test;
@@ -42,7 +44,11 @@ Formats ultraQuant(double c = 0.156, bool search = false,
   if (search)
     f.kf.scaleRule = f.vf.scaleRule = ref::ScaleRule::MseSearch;
   f.vf.rotate = vRotated;
-  std::string extra = (c == 0.156 ? "" : llvm::formatv(", c = {0}", c).str()) +
+  // Shortest text that parses back to the same double ("{0}" would print
+  // 0.196 as 0.20: the IR and the reference would disagree on c).
+  char cText[32];
+  std::string cStr(cText, std::to_chars(cText, cText + sizeof(cText), c).ptr);
+  std::string extra = (c == 0.156 ? "" : ", c = " + cStr) +
                       (search ? ", scale_rule = mse_search" : "");
   f.k = "#uq.kv_format<fp4_e2m1, rotation = hadamard" + extra + ">";
   f.v = "#uq.kv_format<fp4_e2m1" + std::string(vRotated ? ", rotation = hadamard" : "") +
@@ -70,6 +76,11 @@ struct Problem {
   Formats fmt = ultraQuant();
   /// Extra (unused) block-table columns and cache blocks.
   int64_t spareColumns = 0, spareBlocks = 1;
+  /// Issue 13's options: k_mean / v_mean operands (random means added to
+  /// the rows), query_precision = fp8_e4m3_scaled with queries scaled by
+  /// queryScale.
+  bool kMean = false, vMean = false, scaledQuery = false;
+  float queryScale = 1.0f;
 };
 
 /// Data of one problem: random bf16 K/V/Q, shuffled block tables.
@@ -77,7 +88,7 @@ struct Data {
   int64_t seqs, maxBlocks, numBlocks, slot, tokens;
   std::vector<int32_t> tables;
   std::vector<int64_t> slots;
-  std::vector<float> k, v, q, sinks;
+  std::vector<float> k, v, q, sinks, kMean, vMean;
   std::vector<uint8_t> cache0, cache;
   ref::CacheGeometry geom;
 };
@@ -130,11 +141,28 @@ Data makeData(const Problem &p, uint64_t seed) {
   a.cache0.resize(ref::cacheBytes(a.geom));
   for (uint8_t &b : a.cache0)
     b = static_cast<uint8_t>(rng.next()); // bytes nobody writes survive
+  // Options drawn last: the other problems keep their data.
+  for (float &x : a.q)
+    x = bf16Round(x * p.queryScale);
+  for (auto [on, mean, rows, sd] :
+       {std::tuple<bool, std::vector<float> *, std::vector<float> *, float>{
+            p.kMean, &a.kMean, &a.k, 3.0f},
+        {p.vMean, &a.vMean, &a.v, 2.0f}}) {
+    if (!on)
+      continue;
+    mean->resize(p.hkv * p.d);
+    for (float &x : *mean)
+      x = rng.normal(sd);
+    for (size_t i = 0; i < rows->size(); ++i)
+      (*rows)[i] = bf16Round((*rows)[i] + (*mean)[i % (p.hkv * p.d)]);
+  }
   // The reference rejects a slot past the cache: write all but it.
   a.cache = a.cache0;
   EXPECT_TRUE(ref::cacheWrite(p.fmt.kf, p.fmt.vf, a.geom, a.k.data(),
                               a.v.data(), a.slots.data(), a.tokens - 1,
-                              a.cache.data())
+                              a.cache.data(),
+                              p.kMean ? a.kMean.data() : nullptr,
+                              p.vMean ? a.vMean.data() : nullptr)
                   .ok());
   return a;
 }
@@ -159,19 +187,37 @@ std::string programIR(const Problem &p, const Data &a, bool dynamic) {
   std::string sinkT = llvm::formatv("tensor<{0}xf32>", p.hq);
   std::string attrs = "{k_format = " + p.fmt.k + ", v_format = " + p.fmt.v +
                       ", layout = #uq.cache_layout<vllm_slot>}";
+  std::string attnAttrs = attrs;
+  if (p.scaledQuery)
+    attnAttrs.insert(attnAttrs.size() - 1,
+                     ", query_precision = #uq<query_precision "
+                     "fp8_e4m3_scaled>");
+  std::string meanT = llvm::formatv("tensor<{0}x{1}xf32>", p.hkv, p.d);
+  std::string meanArgs, writeMeans, attnMeans, attnMeanTypes;
+  for (auto [on, name, var] : {std::tuple<bool, const char *, const char *>{
+                                   p.kMean, "k_mean", "%mk"},
+                               {p.vMean, "v_mean", "%mv"}}) {
+    if (!on)
+      continue;
+    meanArgs += llvm::formatv(", {0}: {1}", var, meanT).str();
+    writeMeans += llvm::formatv(" {0} {1} : {2}", name, var, meanT).str();
+    attnMeans += llvm::formatv(" {0} {1}", name, var).str();
+    attnMeanTypes += ", " + meanT;
+  }
   return llvm::formatv(R"(
 func.func @main(%k: {0}, %v: {0}, %slots: tensor<{1}xi64>, %c: {2}, %q: {3},
-                %bt: {4}, %lens: {5}{6}) -> ({2}, {7}) {{
-  %c2 = uq.cache_write %k, %v, %slots into %c {8} : {0}, {0}, tensor<{1}xi64> into {2}
-  %o = uq.decode_attention %q, %c2, %bt, %lens{9} scale 0.0883883461 {8}
-      : ({3}, {2}, {4}, {5}{10}) -> {7}
+                %bt: {4}, %lens: {5}{6}{11}) -> ({2}, {7}) {{
+  %c2 = uq.cache_write %k, %v, %slots into %c{12} {8} : {0}, {0}, tensor<{1}xi64> into {2}
+  %o = uq.decode_attention %q, %c2, %bt, %lens{9}{13} scale 0.0883883461 {15}
+      : ({3}, {2}, {4}, {5}{10}{14}) -> {7}
   return %c2, %o : {2}, {7}
 }
 )",
                        kv, sz(a.tokens), cache, q, bt, lens,
                        p.sinks ? ", %s: " + sinkT : "", out, attrs,
                        p.sinks ? " sinks %s" : "",
-                       p.sinks ? ", " + sinkT : "")
+                       p.sinks ? ", " + sinkT : "", meanArgs, writeMeans,
+                       attnMeans, attnMeanTypes, attnAttrs)
       .str();
 }
 
@@ -186,6 +232,10 @@ std::vector<HostTensor> programArgs(const Problem &p, const Data &a) {
       tensorOf(DType::I32, {a.seqs}, p.lens)};
   if (p.sinks)
     args.push_back(f32Tensor({p.hq}, a.sinks));
+  if (p.kMean)
+    args.push_back(f32Tensor({p.hkv, p.d}, a.kMean));
+  if (p.vMean)
+    args.push_back(f32Tensor({p.hkv, p.d}, a.vMean));
   return args;
 }
 
@@ -212,6 +262,10 @@ void expectMatchesReference(CPUProgram &prog, const Problem &p,
   const float scale = 0.0883883461f;
   ref::AttentionParams params;
   params.softmaxScale = scale;
+  if (p.scaledQuery)
+    params.queryPrecision = ref::QueryPrecision::FP8_E4M3_Scaled;
+  params.kMean = p.kMean ? a.kMean.data() : nullptr;
+  params.vMean = p.vMean ? a.vMean.data() : nullptr;
   std::vector<float> want(a.seqs * p.hq * p.d);
   ASSERT_TRUE(ref::decodeAttention(p.fmt.kf, p.fmt.vf, a.geom, a.cache.data(),
                                    params, a.q.data(), a.seqs, p.hq,
@@ -222,7 +276,7 @@ void expectMatchesReference(CPUProgram &prog, const Problem &p,
   std::vector<double> bounds = attentionBounds(
       p.fmt.kf, p.fmt.vf, a.geom, a.cache.data(), a.q, a.seqs, p.hq,
       a.tables, a.maxBlocks, p.lens, p.sinks ? a.sinks.data() : nullptr,
-      scale, probabilityError(p.fmt.vf));
+      scale, probabilityError(p.fmt.vf), &params);
   std::vector<float> got = valuesOf<float>(out[1]);
   EXPECT_EQ(countOutside(got, want, bounds), 0)
       << "rel L2 " << relL2(got, want);
@@ -271,6 +325,40 @@ const Case kCases[] = {
                                         ref::ElementCode::FP8_E4M3))},
 };
 
+/// \p p with issue 13's options.
+Problem withOptions(Problem p, bool kMean, bool vMean, bool scaledQuery,
+                    float queryScale = 1.0f) {
+  p.kMean = kMean;
+  p.vMean = vMean;
+  p.scaledQuery = scaledQuery;
+  p.queryScale = queryScale;
+  return p;
+}
+
+// Issue 13's format options (docs/accuracy.md) through the wave-level
+// kernels: channel means in the cache write (bytes bit-exact) and in the
+// attention (k_mean as a logit bias, v_mean at the merge, with and without
+// sinks, rotated and plain values), per-32 query scales (queries 300 times
+// larger pass FP8's 448 after the rotation), D = 64 (padded MFMA K).
+const Case kOptionCases[] = {
+    {"means_sinks_vrot",
+     withOptions(make(8, 2, 128, 16, {200, 45, 0}, true,
+                      ultraQuant(0.196, false, true)),
+                 true, true, false),
+     64},
+    {"means_d64_no_sinks",
+     withOptions(make(4, 1, 64, 16, {90}, false), true, true, false)},
+    {"kmean_only_sinks",
+     withOptions(make(8, 1, 128, 16, {130}, true), true, false, false), 64},
+    {"scaled_query_large",
+     withOptions(make(8, 2, 128, 16, {150, 7}, true), false, false, true,
+                 300.0f),
+     64},
+    {"scaled_query_means_d64",
+     withOptions(make(4, 2, 64, 16, {77}, true, ultraQuant(0.196, true)), true,
+                 true, true, 20.0f)},
+};
+
 class WaveKernels : public ::testing::TestWithParam<Case> {};
 
 } // namespace
@@ -286,6 +374,12 @@ TEST_P(WaveKernels, StaticShapesMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, WaveKernels, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<Case> &info) {
+                           return std::string(info.param.name);
+                         });
+
+INSTANTIATE_TEST_SUITE_P(FormatOptions, WaveKernels,
+                         ::testing::ValuesIn(kOptionCases),
                          [](const ::testing::TestParamInfo<Case> &info) {
                            return std::string(info.param.name);
                          });

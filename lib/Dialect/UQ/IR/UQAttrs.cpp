@@ -38,7 +38,7 @@ ScaleEncoding defaultScale(ElementCode e) {
                                     : ScaleEncoding::none;
 }
 unsigned defaultGroup(ScaleEncoding s) {
-  return s == ScaleEncoding::ue8m0 ? 32 : 0;
+  return s == ScaleEncoding::none ? 0 : 32;
 }
 /// The scale rule is `2^round(log2(c * absmax))`: 0.156 is UltraQuant's
 /// constant (the paper's MSE-optimal value for the FP4 grid); for FP8 with
@@ -53,6 +53,10 @@ double defaultC(ElementCode e) {
     return 0.0;
   }
   llvm_unreachable("unknown element code");
+}
+/// With E4M3 scales the group maximum maps onto the largest FP4 level, 6.
+double defaultCFor(ElementCode e, ScaleEncoding s) {
+  return s == ScaleEncoding::e4m3 ? 1.0 / 6.0 : defaultC(e);
 }
 Rounding defaultRounding(ElementCode e) {
   return e == ElementCode::fp4_e2m1 ? Rounding::ties_down
@@ -151,7 +155,7 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
     } else if (key == "scale") {
       if (duplicate(scale.has_value()) ||
           !parseEnum([](StringRef v) { return symbolizeScaleEncoding(v); },
-                     scale, "none or ue8m0"))
+                     scale, "none, ue8m0 or e4m3"))
         return {};
     } else if (key == "c") {
       double value;
@@ -186,7 +190,7 @@ Attribute KVFormatAttr::parse(AsmParser &parser, Type) {
   ScaleEncoding s = scale.value_or(defaultScale(*element));
   return parser.getChecked<KVFormatAttr>(
       loc, ctx, *element, group.value_or(defaultGroup(s)), s,
-      llvm::APFloat(c.value_or(defaultC(*element))),
+      llvm::APFloat(c.value_or(defaultCFor(*element, s))),
       rotation.value_or(Rotation::none),
       rounding.value_or(defaultRounding(*element)),
       scaleRule.value_or(ScaleRule::log_round));
@@ -199,7 +203,7 @@ void KVFormatAttr::print(AsmPrinter &printer) const {
     printer << ", scale = " << stringifyScaleEncoding(getScale());
   if (getGroupSize() != defaultGroup(getScale()))
     printer << ", group = " << getGroupSize();
-  if (hasScales() && getCValue() != defaultC(e))
+  if (hasScales() && getCValue() != defaultCFor(e, getScale()))
     printer << ", c = " << formatDouble(getCValue());
   if (getRotation() != Rotation::none)
     printer << ", rotation = " << stringifyRotation(getRotation());
@@ -231,10 +235,12 @@ LogicalResult KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "c must be a finite positive number, got "
                          << formatDouble(c);
   }
+  if (scale == ScaleEncoding::e4m3 && element != ElementCode::fp4_e2m1)
+    return emitError() << "scale = e4m3 is defined for fp4_e2m1 elements only";
   if (scaleRule != ScaleRule::log_round &&
-      (element != ElementCode::fp4_e2m1 || scale != ScaleEncoding::ue8m0))
+      (element != ElementCode::fp4_e2m1 || scale == ScaleEncoding::none))
     return emitError() << "scale_rule = " << stringifyScaleRule(scaleRule)
-                       << " is defined for fp4_e2m1 with ue8m0 scales only";
+                       << " is defined for fp4_e2m1 with scales only";
   if (scaleRule == ScaleRule::mse_search && !llvm::isPowerOf2_32(groupSize))
     return emitError() << "scale_rule = mse_search needs a power-of-two group "
                           "size, got "

@@ -196,6 +196,19 @@ LogicalResult DequantizeOp::verify() {
                            tensorType(getCodes()), scales, getFormat());
 }
 
+/// Checks an optional channel-mean operand: [numKVHeads, headDim] f32.
+static LogicalResult verifyMean(Operation *op, Value mean, int64_t numKVHeads,
+                                int64_t headDim, StringRef what) {
+  if (!mean)
+    return success();
+  RankedTensorType type = tensorType(mean);
+  if (failed(verifyRank(op, type, 2, what)) ||
+      failed(verifyDim(op, type, 0, numKVHeads, what, "KV heads")) ||
+      failed(verifyDim(op, type, 1, headDim, what, "head dimension")))
+    return failure();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // CacheWriteOp
 //===----------------------------------------------------------------------===//
@@ -217,7 +230,11 @@ LogicalResult CacheWriteOp::verify() {
     return emitOpError("key dimension 1 (KV heads) must be static");
   if (failed(verifyCache(*this, getCacheType(), key.getDimSize(1),
                          key.getDimSize(2), getKFormat(), getVFormat(),
-                         getLayout())))
+                         getLayout())) ||
+      failed(verifyMean(*this, getKMean(), key.getDimSize(1), key.getDimSize(2),
+                        "k_mean")) ||
+      failed(verifyMean(*this, getVMean(), key.getDimSize(1), key.getDimSize(2),
+                        "v_mean")))
     return failure();
   return success();
 }
@@ -264,6 +281,17 @@ template <typename OpTy> static LogicalResult verifyAttentionOperands(OpTy op) {
   float scale = op.getScale().convertToFloat();
   if (!std::isfinite(scale))
     return op.emitOpError("scale must be finite");
+  if (op.getQueryPrecision() == QueryPrecision::fp8_e4m3_scaled &&
+      query.getDimSize(2) % 32 != 0)
+    return op.emitOpError()
+           << "query_precision fp8_e4m3_scaled needs a head dimension that is "
+              "a multiple of 32 (one scale per 32 channels), got "
+           << query.getDimSize(2);
+  if (failed(verifyMean(op, op.getKMean(), hkv, query.getDimSize(2),
+                        "k_mean")) ||
+      failed(verifyMean(op, op.getVMean(), hkv, query.getDimSize(2),
+                        "v_mean")))
+    return failure();
   return success();
 }
 

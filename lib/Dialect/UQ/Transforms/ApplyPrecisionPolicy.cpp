@@ -34,6 +34,8 @@ namespace {
 struct FormatPair {
   KVFormatAttr key, value;
   bool quantized4Bit;
+  /// `q=fp8s32`: per-32 UE8M0 query scales.
+  bool scaledQuery = false;
 };
 
 /// Parses a number like `0.196` or a fraction like `1/6`.
@@ -46,10 +48,33 @@ std::optional<double> parseNumber(llvm::StringRef text) {
   return n / d;
 }
 
-/// Turns a policy format spec (`uq`, `uq:c=0.196,search`, `fp8`, `bf16`)
-/// into dialect formats, or explains why it cannot.
+FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
+                                   std::string &why);
+
+/// Turns a policy format spec (`uq`, `uq:c=0.196,search`, `fp8`, `bf16`, and
+/// `KSPEC|VSPEC`: K as in KSPEC, V as in VSPEC) into dialect formats, or
+/// explains why it cannot.
 FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
                                 std::string &why) {
+  auto [kSpec, vSpec] = spec.split('|');
+  if (vSpec.empty() && !spec.contains('|'))
+    return parseOneSpec(ctx, spec, why);
+  if (vSpec.contains('|') || kSpec.trim().empty() || vSpec.trim().empty()) {
+    why = "format '" + spec.str() + "': 'KSPEC|VSPEC' takes exactly two specs";
+    return failure();
+  }
+  FailureOr<FormatPair> k = parseOneSpec(ctx, kSpec.trim(), why);
+  if (failed(k))
+    return failure();
+  FailureOr<FormatPair> v = parseOneSpec(ctx, vSpec.trim(), why);
+  if (failed(v))
+    return failure();
+  // The query path follows K's format.
+  return FormatPair{k->key, v->value, k->quantized4Bit, k->scaledQuery};
+}
+
+FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
+                                   std::string &why) {
   auto [kind, opts] = spec.split(':');
   kind = kind.trim();
   if (kind == "fp8" || kind == "bf16") {
@@ -69,6 +94,8 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
   }
   double ck = 0.156, cv = 0.156;
   bool rotateK = true, rotateV = false, search = false, nearestEven = false;
+  bool e4m3V = false, scaledQuery = false;
+  unsigned groupV = 32;
   SmallVector<llvm::StringRef> parts;
   opts.split(parts, ',', -1, /*KeepEmpty=*/false);
   for (llvm::StringRef part : parts) {
@@ -93,21 +120,39 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
       nearestEven = true;
     } else if (key == "q" && value == "fp8") {
       // The default query path.
+    } else if (key == "q" && value == "fp8s32") {
+      scaledQuery = true;
+    } else if (key == "vs" && (value == "e4m3" || value == "ue8m0")) {
+      e4m3V = value == "e4m3";
+    } else if (key == "gv" && (value == "16" || value == "32")) {
+      groupV = value == "16" ? 16 : 32;
+    } else if (key == "kmean" || key == "vmean") {
+      why = "option '" + part.trim().str() + "' of format '" + spec.str() +
+            "' is not a #uq.kv_format field: channel means are the k_mean / "
+            "v_mean operands of uq.cache_write and the attention ops, which "
+            "the model integration supplies";
+      return failure();
     } else {
       why = "option '" + part.trim().str() + "' of format '" + spec.str() +
-            "' is not expressible in #uq.kv_format (query precisions other "
-            "than fp8 are study-only)";
+            "' is not expressible in #uq.kv_format (q=bf16, balance scales, "
+            "principal directions and fp6 are study-only)";
       return failure();
     }
   }
-  auto make = [&](double c, bool rotate) {
+  auto make = [&](double c, bool rotate, unsigned group, ScaleEncoding scale) {
     return KVFormatAttr::get(
-        ctx, ElementCode::fp4_e2m1, 32, ScaleEncoding::ue8m0, llvm::APFloat(c),
+        ctx, ElementCode::fp4_e2m1, group, scale, llvm::APFloat(c),
         rotate ? Rotation::hadamard : Rotation::none,
         nearestEven ? Rounding::nearest_even : Rounding::ties_down,
         search ? ScaleRule::mse_search : ScaleRule::log_round);
   };
-  return FormatPair{make(ck, rotateK), make(cv, rotateV), true};
+  // `vs=e4m3`: V scales in E4M3 with the study's c = 1/6 (c/cv apply to
+  // UE8M0 scales only).
+  return FormatPair{
+      make(ck, rotateK, 32, ScaleEncoding::ue8m0),
+      e4m3V ? make(1.0 / 6.0, rotateV, groupV, ScaleEncoding::e4m3)
+            : make(cv, rotateV, groupV, ScaleEncoding::ue8m0),
+      true, scaledQuery};
 }
 
 /// The policy's format spec for (layer, kvHead).
@@ -198,9 +243,11 @@ struct ApplyPrecisionPolicyPass
       if (isa<DecodeAttentionOp, DecodeAttentionPartialOp, PagedAttentionOp>(
               op))
         op->setAttr("query_precision",
-                    QueryPrecisionAttr::get(ctx, formats->quantized4Bit
-                                                     ? QueryPrecision::fp8_e4m3
-                                                     : QueryPrecision::f32));
+                    QueryPrecisionAttr::get(
+                        ctx, !formats->quantized4Bit ? QueryPrecision::f32
+                             : formats->scaledQuery
+                                 ? QueryPrecision::fp8_e4m3_scaled
+                                 : QueryPrecision::fp8_e4m3));
       return WalkResult::advance();
     });
   }

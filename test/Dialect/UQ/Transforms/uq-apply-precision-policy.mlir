@@ -9,6 +9,12 @@
 // RUN: uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=6' | FileCheck %s --check-prefix=ROTV
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=8' 2>&1 | FileCheck %s --check-prefix=QBF16
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=7' 2>&1 | FileCheck %s --check-prefix=INT4
+// RUN: uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=9' | FileCheck %s --check-prefix=E4M3
+// RUN: uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=10' | FileCheck %s --check-prefix=SPLIT
+// RUN: uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=11' | FileCheck %s --check-prefix=SPLIT2
+// RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=12' 2>&1 | FileCheck %s --check-prefix=SPLIT3
+// RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=13' 2>&1 | FileCheck %s --check-prefix=KMEAN
+// RUN: uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/policy.json layer=14' | FileCheck %s --check-prefix=QS32
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/missing.json' 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not uq-opt %s --uq-apply-precision-policy='policy=%S/Inputs/not-a-policy.json' 2>&1 | FileCheck %s --check-prefix=SCHEMA
 
@@ -32,8 +38,17 @@
 // MIXED: error: uq-apply-precision-policy: the policy gives layer 5's KV heads different formats ('uq:c=0.196,search', 'fp8'); a uq cache has one format per layer
 // MIXED2: error: uq-apply-precision-policy: the policy gives layer 0's KV heads different formats ('uq', 'fp8')
 // ROTV: uq.cache_write {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>{{.*}}v_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>}
-// QBF16: error: uq-apply-precision-policy: option 'q=bf16' of format 'uq:q=bf16' is not expressible in #uq.kv_format
+// QBF16: error: uq-apply-precision-policy: option 'q=bf16' of format 'uq:q=bf16' is not expressible in #uq.kv_format (q=bf16
 // INT4: error: uq-apply-precision-policy: format 'int4' has no uq dialect equivalent
+// E4M3: uq.cache_write {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>{{.*}}v_format = #uq.kv_format<fp4_e2m1, scale = e4m3, rotation = hadamard, scale_rule = mse_search>}
+// E4M3: uq.decode_attention {{.*}}v_format = #uq.kv_format<fp4_e2m1, scale = e4m3, rotation = hadamard, scale_rule = mse_search>}
+// SPLIT: uq.cache_write {{.*}}k_format = #uq.kv_format<fp8_e4m3>{{.*}}v_format = #uq.kv_format<fp4_e2m1, scale = e4m3, group = 16, rotation = hadamard, scale_rule = mse_search>}
+// SPLIT: uq.decode_attention {{.*}}query_precision = #uq<query_precision f32>
+// SPLIT2: uq.cache_write {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>{{.*}}v_format = #uq.kv_format<fp8_e4m3>}
+// SPLIT2: uq.decode_attention {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>, layout = #uq.cache_layout<vllm_slot>, v_format = #uq.kv_format<fp8_e4m3>}
+// SPLIT3: error: uq-apply-precision-policy: format 'uq|fp8|bf16': 'KSPEC|VSPEC' takes exactly two specs
+// KMEAN: error: uq-apply-precision-policy: option 'kmean' of format 'uq:kmean' is not a #uq.kv_format field: channel means are the k_mean / v_mean operands
+// QS32: uq.decode_attention {{.*}}query_precision = #uq<query_precision fp8_e4m3_scaled>
 // MISSING: error: uq-apply-precision-policy: cannot read policy '{{.*}}missing.json'
 // SCHEMA: error: uq-apply-precision-policy: policy '{{.*}}not-a-policy.json' is not a uq.precision-policy/1 document
 func.func @layer(%k: tensor<3x2x128xbf16>, %v: tensor<3x2x128xbf16>, %s: tensor<3xi64>,

@@ -19,7 +19,12 @@ def UQ_ElementCode : I32EnumAttr<"ElementCode",
 def UQ_ScaleEncoding : I32EnumAttr<"ScaleEncoding",
     "encoding of the per-group scale", [
       I32EnumAttrCase<"none", 0>,
-      I32EnumAttrCase<"ue8m0", 1>
+      // A power of two 2^(byte - 127) (UltraQuant; the scaled MFMA's operand).
+      I32EnumAttrCase<"ue8m0", 1>,
+      // An OCP FP8 E4M3FN value (fp4_e2m1 only): byte = e4m3(c * absmax),
+      // codes fp4(x / S); finer than a power of two for the same byte. For
+      // values (read after conversion, or folded into the probabilities).
+      I32EnumAttrCase<"e4m3", 2>
     ]> {
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;
@@ -74,7 +79,11 @@ def UQ_QueryPrecision : I32EnumAttr<"QueryPrecision",
       // Rounded to FP8 E4M3 with scale 1, NaN above 448 (vLLM reference).
       I32EnumAttrCase<"fp8_e4m3", 0>,
       // Kept in f32.
-      I32EnumAttrCase<"f32", 1>
+      I32EnumAttrCase<"f32", 1>,
+      // FP8 E4M3 with one UE8M0 scale per 32 channels, 2^e with e the
+      // smallest exponent that puts the group maximum at or below 448 (the
+      // scaled MFMA's A-scale operand): no NaN for large queries.
+      I32EnumAttrCase<"fp8_e4m3_scaled", 2>
     ]> {
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;

@@ -105,7 +105,7 @@ def UQ_DequantizeOp : UQ_Op<"dequantize", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def UQ_CacheWriteOp : UQ_Op<"cache_write",
-    [Pure, AllTypesMatch<["cache", "result"]>]> {
+    [Pure, AllTypesMatch<["cache", "result"]>, AttrSizedOperandSegments]> {
   let summary = "Quantize K and V and write them into the paged cache";
   let description = [{
     For every token `t` with `slot_mapping[t] >= 0`, codes `key[t, h, :]` in
@@ -117,6 +117,12 @@ def UQ_CacheWriteOp : UQ_Op<"cache_write",
 
     Shapes: `key`, `value`: `[T, Hkv, D]`; `slot_mapping`: `[T]` `i64`;
     `cache`: `[num_blocks, block_size, Hkv, slot_bytes]` `i8`.
+
+    Optional channel means (`[Hkv, D]` `f32`, the accuracy study's `kmean` /
+    `vmean`): with `k_mean`, row `(t, h)` of the keys is coded as
+    `f32(key[t, h, :]) - k_mean[h, :]` (an f32 subtraction, before the
+    format's rotation); `v_mean` likewise for the values. The attention ops
+    add the same means back (their `k_mean` / `v_mean` operands).
 
     ```mlir
     %c = uq.cache_write %k, %v, %slots into %cache
@@ -130,11 +136,15 @@ def UQ_CacheWriteOp : UQ_Op<"cache_write",
   let arguments = (ins UQ_FloatTensor:$key, UQ_FloatTensor:$value,
                        RankedTensorOf<[I64]>:$slot_mapping,
                        UQ_ByteTensor:$cache,
+                       Optional<RankedTensorOf<[F32]>>:$k_mean,
+                       Optional<RankedTensorOf<[F32]>>:$v_mean,
                        UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
                        UQ_CacheLayoutAttr:$layout);
   let results = (outs UQ_ByteTensor:$result);
   let assemblyFormat = [{
-    $key `,` $value `,` $slot_mapping `into` $cache attr-dict
+    $key `,` $value `,` $slot_mapping `into` $cache
+    (`k_mean` $k_mean^ `:` type($k_mean))? (`v_mean` $v_mean^ `:` type($v_mean))?
+    attr-dict
     `:` type($key) `,` type($value) `,` type($slot_mapping) `into` type($cache)
   }];
   let hasVerifier = 1;
@@ -172,7 +182,8 @@ class UQ_AttentionOpBase<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def UQ_DecodeAttentionOp : UQ_AttentionOpBase<"decode_attention"> {
+def UQ_DecodeAttentionOp
+    : UQ_AttentionOpBase<"decode_attention", [AttrSizedOperandSegments]> {
   let summary = "Decode attention over the paged quantized KV cache";
   let description = [{
     One new query token per sequence attends to the `seq_lens[s]` cached
@@ -193,6 +204,14 @@ def UQ_DecodeAttentionOp : UQ_AttentionOpBase<"decode_attention"> {
     A sequence of length 0 gives zeros (or, with sinks, zeros too: the sink
     has no value row).
 
+    `k_mean` / `v_mean` (`[Hkv, D]` `f32`) undo the means a
+    `uq.cache_write` subtracted: every decoded key (value) row of KV head
+    `h` gets `k_mean[h]` (`v_mean[h]`) added in its coded domain, i.e.
+    rotated by the format's rotation first, before the logits (the weighted
+    sum). A kernel may instead add `scale * (q . rot(k_mean))` to every
+    logit (softmax ignores it; only the sink comparison sees it) and
+    `v_mean * (1 - p_sink)` to the output.
+
     ```mlir
     %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.0883883
         {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
@@ -206,6 +225,8 @@ def UQ_DecodeAttentionOp : UQ_AttentionOpBase<"decode_attention"> {
                        RankedTensorOf<[I32]>:$block_tables,
                        RankedTensorOf<[I32]>:$seq_lens,
                        Optional<RankedTensorOf<[F32]>>:$sinks,
+                       Optional<RankedTensorOf<[F32]>>:$k_mean,
+                       Optional<RankedTensorOf<[F32]>>:$v_mean,
                        F32Attr:$scale,
                        UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
                        UQ_CacheLayoutAttr:$layout,
@@ -214,6 +235,7 @@ def UQ_DecodeAttentionOp : UQ_AttentionOpBase<"decode_attention"> {
   let results = (outs UQ_FloatTensor:$result);
   let assemblyFormat = [{
     $query `,` $cache `,` $block_tables `,` $seq_lens (`sinks` $sinks^)?
+    (`k_mean` $k_mean^)? (`v_mean` $v_mean^)?
     `scale` $scale attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -221,7 +243,8 @@ def UQ_DecodeAttentionOp : UQ_AttentionOpBase<"decode_attention"> {
 }
 
 def UQ_DecodeAttentionPartialOp
-    : UQ_AttentionOpBase<"decode_attention_partial"> {
+    : UQ_AttentionOpBase<"decode_attention_partial",
+                         [AttrSizedOperandSegments]> {
   let summary = "One split-K partition of decode attention per sequence";
   let description = [{
     Flash-decoding's first half. The keys of each sequence are split into
@@ -234,7 +257,8 @@ def UQ_DecodeAttentionPartialOp
     (a rotated `v_format` is not undone here; apply `uq.rotate` after
     `uq.merge_partitions`). An empty partition has
     `max = -inf`, `sum = 0` and `out = 0`. `uq.merge_partitions` combines
-    the partitions (and the sinks).
+    the partitions (and the sinks). `k_mean` / `v_mean` are added to the
+    decoded rows as in `uq.decode_attention`.
 
     ```mlir
     %o, %m, %l = uq.decode_attention_partial %q, %cache, %bt, %lens
@@ -250,6 +274,8 @@ def UQ_DecodeAttentionPartialOp
   let arguments = (ins UQ_FloatTensor:$query, UQ_ByteTensor:$cache,
                        RankedTensorOf<[I32]>:$block_tables,
                        RankedTensorOf<[I32]>:$seq_lens,
+                       Optional<RankedTensorOf<[F32]>>:$k_mean,
+                       Optional<RankedTensorOf<[F32]>>:$v_mean,
                        F32Attr:$scale,
                        ConfinedAttr<I64Attr, [IntPositive]>:$partition_size,
                        UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
@@ -261,6 +287,7 @@ def UQ_DecodeAttentionPartialOp
                       RankedTensorOf<[F32]>:$sum);
   let assemblyFormat = [{
     $query `,` $cache `,` $block_tables `,` $seq_lens
+    (`k_mean` $k_mean^)? (`v_mean` $v_mean^)?
     `scale` $scale `partition_size` $partition_size attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -1,0 +1,124 @@
+//===- FormatOptionsTest.cpp - Issue 13's format options on gfx950 --------===//
+//
+// The accuracy study's format options (docs/accuracy.md) through the whole
+// GPU path: convert-uq-to-wave, lane layouts, ROCDL, a gfx950 code object
+// run in the emulator from its kernel JSON (uq::runEmulatedAttention),
+// against the reference library:
+//  - k_mean / v_mean: the cache-write kernel subtracts the channel means
+//    before rotation and coding (every cache byte equals ref::cacheWrite's
+//    with the same means); the attention adds q . rot(k_mean) to every
+//    logit and v_mean times the keys' softmax share at the merge, which the
+//    reference defines as the means added to every decoded row;
+//  - query_precision = fp8_e4m3_scaled: per-32 UE8M0 query scales as the
+//    scaled MFMA's A scales, including queries whose rotated elements pass
+//    448 (scale-1 FP8 gives NaN there) and D = 64 (half-padded MFMA K).
+// Outputs must lie within ref::attentionErrorBounds (the kernels' rounding
+// of P), as for every other configuration.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Target/EmulatedAttention.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace uq;
+
+namespace {
+
+struct OptionCase {
+  const char *name;
+  int64_t hq, hkv, d;
+  std::vector<int32_t> lens;
+  bool sinks, kMean, vMean, scaledQuery, vRotated;
+  float scale = 1.0f;
+  double c = 0.156;
+};
+
+void PrintTo(const OptionCase &c, std::ostream *os) { *os << c.name; }
+
+AttentionProblem problemOf(const OptionCase &c) {
+  AttentionProblem pb;
+  pb.numQHeads = c.hq;
+  pb.numKVHeads = c.hkv;
+  pb.headDim = c.d;
+  pb.seqLens = c.lens;
+  pb.sinks = c.sinks;
+  pb.kMean = c.kMean;
+  pb.vMean = c.vMean;
+  pb.scaledQuery = c.scaledQuery;
+  pb.vRotated = c.vRotated;
+  pb.scale = c.scale;
+  pb.c = c.c;
+  pb.seed = 99 + c.hq * 5 + c.d;
+  return pb;
+}
+
+class GPUFormatOptions : public ::testing::TestWithParam<OptionCase> {};
+
+} // namespace
+
+TEST_P(GPUFormatOptions, MatchesReference) {
+  AttentionProblem pb = problemOf(GetParam());
+  auto report = runEmulatedAttention(pb);
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_EQ(report->cacheMismatches, 0)
+      << "of " << report->cacheBytes << " cache bytes";
+  EXPECT_EQ(report->outsideBound, 0)
+      << "of " << report->numOutputs << " outputs; rel L2 " << report->relL2
+      << ", max abs " << report->maxAbsError;
+  EXPECT_LT(report->relL2, 3e-3);
+  for (float x : report->output)
+    ASSERT_TRUE(std::isfinite(x));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, GPUFormatOptions,
+    ::testing::Values(
+        OptionCase{"means_sinks_vrot_gqa4", 8, 2, 128, {300, 45}, true, true,
+                   true, false, true, 1.0f, 0.196},
+        OptionCase{"means_d64_no_sinks", 4, 1, 64, {90, 0}, false, true, true,
+                   false, false},
+        OptionCase{"kmean_only_sinks", 8, 1, 128, {130}, true, true, false,
+                   false, false},
+        OptionCase{"scaled_query_large", 8, 1, 128, {100}, true, false, false,
+                   true, false, 300.0f},
+        OptionCase{"scaled_query_means_d64", 4, 2, 64, {77, 20}, true, true,
+                   true, true, true, 20.0f, 0.196}),
+    [](const ::testing::TestParamInfo<OptionCase> &info) {
+      return std::string(info.param.name);
+    });
+
+// The means matter: the same problem with the means and without them in the
+// attention gives a different output (the reference comparison above would
+// not notice an option the kernels ignore if the means were ~0).
+TEST(GPUFormatOptions, MeansChangeTheResult) {
+  OptionCase c{"means", 8, 2, 128, {64}, true, true, true, false, false};
+  AttentionProblem pb = problemOf(c);
+  auto with = runEmulatedAttention(pb);
+  ASSERT_TRUE(static_cast<bool>(with)) << llvm::toString(with.takeError());
+  pb.kMean = pb.vMean = false;
+  auto without = runEmulatedAttention(pb);
+  ASSERT_TRUE(static_cast<bool>(without))
+      << llvm::toString(without.takeError());
+  ASSERT_EQ(with->output.size(), without->output.size());
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < with->output.size(); ++i) {
+    diff += std::fabs(with->output[i] - without->output[i]);
+    norm += std::fabs(without->output[i]);
+  }
+  EXPECT_GT(diff, 0.1 * norm);
+}
+
+// Channel means are an UltraQuant option of the harness: FP8 caches refuse
+// them with an error, not a wrong comparison.
+TEST(GPUFormatOptions, MeansOnOtherFormatsAreAnError) {
+  OptionCase c{"fp8", 8, 1, 128, {16}, false, true, false, false, false};
+  AttentionProblem pb = problemOf(c);
+  pb.format = KVCacheKind::FP8;
+  auto r = runEmulatedAttention(pb);
+  ASSERT_FALSE(static_cast<bool>(r));
+  EXPECT_NE(llvm::toString(r.takeError()).find("UltraQuant"),
+            std::string::npos);
+}
