@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PrefillReport.h"
+
 #include "uq/Target/EmulatedAttention.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -33,6 +35,17 @@ static cl::opt<uq::KVCacheKind> format(
                clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16")),
     cl::init(uq::KVCacheKind::UltraQuant));
 
+static cl::opt<bool> prefill(
+    "prefill", cl::desc("Report a long prefill (uq.paged_attention) on the "
+                        "timing model instead (PrefillReport.cpp)"));
+static cl::opt<int64_t> newTokens("new-tokens", cl::init(4096),
+                                  cl::desc("--prefill: new query tokens"));
+static cl::opt<int64_t> prefixTokens(
+    "prefix", cl::init(32768), cl::desc("--prefill: cached prefix tokens"));
+static cl::opt<unsigned> samples(
+    "samples", cl::init(4),
+    cl::desc("--prefill: sampled workgroups per launch"));
+
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
     llvm::outs() << llvm::formatv("    {0,-22} {1,10:f1}\n", name, n / tiles);
@@ -57,6 +70,10 @@ static void printClasses(const uq::emu::Stats &st, double tiles) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
+  if (prefill)
+    return uq::runPrefillReport({numQHeads, numKVHeads, headDim, blockSize,
+                                 partitionSize, newTokens, prefixTokens,
+                                 samples});
   uq::AttentionProblem pb;
   pb.numQHeads = numQHeads;
   pb.numKVHeads = numKVHeads;

@@ -178,6 +178,7 @@ private:
   LogicalResult lowerCacheWrite(CacheWriteOp op, StringRef base);
   LogicalResult lowerAttention(Operation *op, StringRef base);
   LogicalResult lowerMerge(MergePartitionsOp op, StringRef base);
+  LogicalResult lowerPaged(PagedAttentionOp op, StringRef base);
   FailureOr<AttentionConfig> attentionConfig(Operation *op, StringRef base,
                                              int64_t partition);
 
@@ -268,6 +269,17 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     cfg.sinks = static_cast<bool>(attn.getSinks());
   } else if (auto attn = dyn_cast<DecodeAttentionPartialOp>(op)) {
     ok = fill(attn);
+  } else if (auto attn = dyn_cast<PagedAttentionOp>(op)) {
+    ok = fill(attn);
+    cfg.resultType =
+        cast<RankedTensorType>(attn.getResult().getType()).getElementType();
+    cfg.sinks = static_cast<bool>(attn.getSinks());
+    cfg.rowsName = "num_tokens";
+    cfg.rowsMeaning = "query tokens";
+    cfg.opName = "paged_attention";
+    // Positions are below 2^31: a wider window is no window.
+    if (std::optional<uint64_t> wnd = attn.getWindow())
+      cfg.window = *wnd >= (uint64_t(1) << 31) ? 0 : int64_t(*wnd);
   }
   if (failed(ok) || failed(checkFormats(op, cfg.kFormat, cfg.vFormat,
                                         cfg.layout, cfg.headDim)))
@@ -357,6 +369,73 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
   return success();
 }
 
+/// uq.paged_attention: query preparation over the tokens, the prefill
+/// kernel over (query tiles of all sequences, KV heads, partitions), the
+/// merge over the tokens.
+LogicalResult ConvertUQToWavePass::lowerPaged(PagedAttentionOp op,
+                                              StringRef base) {
+  FailureOr<AttentionConfig> cfgOr = attentionConfig(op, base, partitionSize);
+  if (failed(cfgOr))
+    return failure();
+  AttentionConfig cfg = *cfgOr;
+  gpu::GPUFuncOp queryKernel = addKernel(op.getLoc(), cfg, buildQueryKernel);
+  gpu::GPUFuncOp prefillKernel =
+      addKernel(op.getLoc(), cfg, buildPrefillKernel);
+  gpu::GPUFuncOp mergeKernel = addKernel(op.getLoc(), cfg, buildMergeKernel);
+
+  OpBuilder b(op);
+  Host h{b, op.getLoc()};
+  const int64_t hq = cfg.numQHeads, d = cfg.headDim;
+  Value query = op.getQuery();
+  Value numTokens = h.dim(query, 0);
+  Value numBlocks = h.dim(op.getCache(), 0);
+  Value maxBlocks = h.dim(op.getBlockTables(), 1);
+  Value numSeqs = arith::MinUIOp::create(b, h.loc,
+                                         h.dim(op.getSeqLens(), 0),
+                                         h.dim(op.getBlockTables(), 0));
+  Value numStarts = h.dim(op.getQueryStartLoc(), 0);
+  // partitions = max(1, ceil(max_blocks * block_size / partition_size)), as
+  // decode; tiles = num_tokens / tokens_per_tile + num_seqs + 2.
+  Value capacity = h.mul(maxBlocks, h.idx(cfg.blockSize));
+  Value parts = arith::CeilDivUIOp::create(b, h.loc, capacity,
+                                           h.idx(cfg.partitionSize));
+  parts = arith::MaxUIOp::create(b, h.loc, parts, h.idx(1));
+  Value tiles = arith::AddIOp::create(
+      b, h.loc,
+      arith::DivUIOp::create(b, h.loc, numTokens,
+                             h.idx(prefillTokensPerTile(cfg))),
+      arith::AddIOp::create(b, h.loc, numSeqs, h.idx(2)));
+  Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
+  Value ws = h.alloc({ShapedType::kDynamic}, wsElem,
+                     {h.mul(h.mul(numTokens, h.idx(hq)), h.idx(d))});
+  h.launch(queryKernel, {numTokens, h.idx(hq), h.idx(1)},
+           {h.input(query), ws, h.i32(numTokens)});
+  Type f32 = b.getF32Type();
+  int64_t dyn = ShapedType::kDynamic;
+  Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numTokens, parts});
+  Value pmax = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
+  Value psum = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
+  h.launch(prefillKernel, {tiles, h.idx(cfg.numKVHeads), parts},
+           {ws, h.input(op.getCache()), h.input(op.getBlockTables()),
+            h.input(op.getSeqLens()), h.input(op.getQueryStartLoc()),
+            h.flatten(pout), h.flatten(pmax), h.flatten(psum),
+            h.i32(numTokens), h.i32(numSeqs), h.i32(numStarts),
+            h.i32(numBlocks), h.i32(maxBlocks), h.i32(tiles), h.i32(parts)});
+  auto outType = cast<RankedTensorType>(op.getResult().getType());
+  Value out = h.alloc(outType.getShape(), cfg.resultType,
+                      outType.isDynamicDim(0) ? ValueRange{numTokens}
+                                              : ValueRange{});
+  SmallVector<Value> operands = {h.flatten(pout), h.flatten(pmax),
+                                 h.flatten(psum)};
+  if (cfg.sinks)
+    operands.push_back(h.input(op.getSinks()));
+  operands.append({h.flatten(out), h.i32(numTokens), h.i32(parts)});
+  h.launch(mergeKernel, {h.idx(hq), numTokens, h.idx(1)}, operands);
+  op.getResult().replaceAllUsesWith(h.toTensor(out, outType));
+  op.erase();
+  return success();
+}
+
 LogicalResult ConvertUQToWavePass::lowerMerge(MergePartitionsOp op,
                                               StringRef base) {
   auto outT = cast<RankedTensorType>(op.getOut().getType());
@@ -400,7 +479,7 @@ void ConvertUQToWavePass::runOnOperation() {
     int64_t index = 0;
     func.walk([&](Operation *op) {
       if (!isa<CacheWriteOp, DecodeAttentionOp, DecodeAttentionPartialOp,
-               MergePartitionsOp>(op))
+               MergePartitionsOp, PagedAttentionOp>(op))
         return;
       work.push_back(
           {op, (func.getSymName() + "_" + std::to_string(index++)).str()});
@@ -411,6 +490,7 @@ void ConvertUQToWavePass::runOnOperation() {
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
             .Case([&](CacheWriteOp o) { return lowerCacheWrite(o, base); })
             .Case([&](MergePartitionsOp o) { return lowerMerge(o, base); })
+            .Case([&](PagedAttentionOp o) { return lowerPaged(o, base); })
             .Default([&](Operation *o) { return lowerAttention(o, base); });
     failedAny |= failed(r);
   }
