@@ -1,8 +1,9 @@
 //===- UQToWave.cpp - uq ops to wave-level GPU kernels --------------------===//
 //
 // The tiling stage of the GPU path. Every uq.cache_write, uq.decode_attention
-// (query + partitions + merge), uq.decode_attention_partial and
-// uq.merge_partitions of a func.func becomes:
+// (query + partitions + merge), uq.decode_attention_partial,
+// uq.merge_partitions and uq.paged_attention (query + prefill tiles +
+// merge, PrefillKernels.cpp) of a func.func becomes:
 //  - wave-level gpu.func kernels in the module's `gpu.module @uq_kernels`
 //    (Kernels.h), one whole-wave tile program per workgroup;
 //  - host code in the function: the tensors' buffers, workspaces, and one
