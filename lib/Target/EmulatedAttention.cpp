@@ -3,6 +3,7 @@
 #include "uq/Target/EmulatedAttention.h"
 
 #include "uq/Emulator/KernelsJson.h"
+#include "uq/Emulator/TimingModel.h"
 #include "uq/Reference/Reference.h"
 #include "uq/Target/Compiler.h"
 
@@ -639,6 +640,403 @@ CompiledAttention::run(const AttentionProblem &pb) const {
 llvm::Expected<AttentionReport>
 uq::runEmulatedAttention(const AttentionProblem &problem) {
   auto compiled = CompiledAttention::compile(problem);
+  if (!compiled)
+    return compiled.takeError();
+  return (*compiled)->run(problem);
+}
+
+//===----------------------------------------------------------------------===//
+// Paged attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The uq program of a paged problem: one uq.paged_attention, every size
+/// that a serving engine changes per step dynamic.
+std::string pagedProgramIR(const PagedAttentionProblem &pp, int64_t slotBytes) {
+  const AttentionProblem &pb = pp.config;
+  const int64_t hq = pb.numQHeads, hkv = pb.numKVHeads, d = pb.headDim,
+                bs = pb.blockSize;
+  std::string dt = pb.dtype;
+  std::string cacheT =
+      llvm::formatv("tensor<?x{0}x{1}x{2}xi8>", bs, hkv, slotBytes);
+  std::string qT = llvm::formatv("tensor<?x{0}x{1}x{2}>", hq, d, dt);
+  std::string outT = llvm::formatv("tensor<?x{0}x{1}x{2}>", hq, d, pb.outType);
+  std::string sinkT = llvm::formatv("tensor<{0}xf32>", hq);
+  const float softmaxScale = pb.softmaxScale > 0
+                                 ? pb.softmaxScale
+                                 : 1.0f / std::sqrt(static_cast<float>(d));
+  uint32_t scaleBits;
+  std::memcpy(&scaleBits, &softmaxScale, 4);
+  std::string scaleLiteral = llvm::formatv("{0:x8}", scaleBits).str();
+  std::string window =
+      pp.window > 0 ? " window " + std::to_string(pp.window) : "";
+  std::string ir;
+  ir += llvm::formatv("func.func @paged(%q: {0}, %c: {1}, %bt: tensor<?x?xi32>, "
+                      "%lens: tensor<?xi32>, %qsl: tensor<?xi32>{2}) -> {3} {{\n",
+                      qT, cacheT, pb.sinks ? ", %sinks: " + sinkT : "", outT);
+  ir += llvm::formatv(
+      "  %o = uq.paged_attention %q, %c, %bt, %lens query_start_loc %qsl{0} "
+      "scale {1}{2} {3} : ({4}, {5}, tensor<?x?xi32>, tensor<?xi32>, "
+      "tensor<?xi32>{6}) -> {7}\n",
+      pb.sinks ? " sinks %sinks" : "", scaleLiteral, window, formatAttrs(pb),
+      qT, cacheT, pb.sinks ? ", " + sinkT : "", outT);
+  ir += llvm::formatv("  return %o : {0}\n}\n", outT);
+  return ir;
+}
+
+/// Everything a paged problem launches with.
+struct PagedSetup {
+  Paging paging;
+  ref::Format kf, vf;
+  ref::CacheGeometry geom;
+  std::vector<uint8_t> cache;
+  Tensor q;
+  std::vector<float> sinks;
+  std::vector<int32_t> qsl;
+  int64_t numTokens = 0, parts = 1, tiles = 0, tokensPerTile = 1;
+};
+
+llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp) {
+  const AttentionProblem &cfg = pp.config;
+  const size_t ns = pp.seqLens.size();
+  if (pp.queryLens.size() != ns)
+    return makeError("queryLens and seqLens must have one entry per sequence");
+  if (pp.leadingTokens < 0 || pp.trailingTokens < 0 || pp.window < 0 ||
+      pp.numPartitions < 0)
+    return makeError("negative token counts, window or partitions");
+  AttentionProblem pagingPb = cfg;
+  pagingPb.seqLens = pp.cachedLens.empty() ? pp.seqLens : pp.cachedLens;
+  if (pagingPb.seqLens.size() != ns)
+    return makeError("cachedLens must have one entry per sequence");
+  PagedSetup su;
+  std::mt19937_64 rng(cfg.seed);
+  auto paging = makePaging(pagingPb, rng);
+  if (!paging)
+    return paging.takeError();
+  su.paging = std::move(*paging);
+  const Paging &p = su.paging;
+  const int64_t hq = cfg.numQHeads, hkv = cfg.numKVHeads, d = cfg.headDim,
+                bs = cfg.blockSize;
+  const int64_t cached = p.tokens();
+  Tensor k = makeTensor(rng, cached * hkv * d, cfg.scale, cfg.dtype);
+  Tensor v = makeTensor(rng, cached * hkv * d, cfg.scale, cfg.dtype);
+  std::normal_distribution<float> sinkDist(1.0f, 1.0f);
+  su.sinks.resize(hq);
+  for (float &x : su.sinks)
+    x = sinkDist(rng);
+  if (!cfg.sinkValues.empty()) {
+    if (cfg.sinkValues.size() != su.sinks.size())
+      return makeError("sinkValues must have one value per query head");
+    su.sinks = cfg.sinkValues;
+  }
+  std::tie(su.kf, su.vf) = formats(cfg);
+  su.geom = ref::CacheGeometry{p.numBlocks, bs, hkv, d, p.slotBytes};
+  su.cache.assign(ref::cacheBytes(su.geom), 0x5A);
+  if (ref::Status st = ref::cacheWrite(su.kf, su.vf, su.geom, k.values.data(),
+                                       v.values.data(), p.slots.data(),
+                                       cached - 1, su.cache.data());
+      !st.ok())
+    return makeError("reference cacheWrite: " + st.message());
+  su.qsl.push_back(int32_t(pp.leadingTokens));
+  for (int32_t q : pp.queryLens) {
+    if (q < 0)
+      return makeError("query lengths must be >= 0");
+    su.qsl.push_back(su.qsl.back() + q);
+  }
+  su.numTokens = su.qsl.back() + pp.trailingTokens;
+  // The query after the cache's data: its own generator, so that problems
+  // with different token counts share the cache.
+  std::mt19937_64 qrng(cfg.seed ^ 0x9E3779B97F4A7C15ull);
+  su.q = makeTensor(qrng, su.numTokens * hq * d, cfg.scale, cfg.dtype);
+  if (!pp.query.empty() && pp.query.size() != su.q.values.size())
+    return makeError("the given query must have num_tokens * Hq * D values");
+  if (llvm::Error err = overwrite(su.q, pp.query, 0, cfg.dtype, "query"))
+    return std::move(err);
+  su.parts = pp.numPartitions > 0
+                 ? pp.numPartitions
+                 : std::max<int64_t>(1, (p.maxBlocks * bs +
+                                         cfg.partitionSize - 1) /
+                                            cfg.partitionSize);
+  su.tokensPerTile = 16 / (hq / hkv);
+  su.tiles = su.numTokens / su.tokensPerTile + int64_t(ns) + 2;
+  return su;
+}
+
+/// The buffers and scalars of the three launches.
+void pagedBuffers(const PagedAttentionProblem &pp, const PagedSetup &su,
+                  std::map<std::string, std::vector<uint8_t>> &buffers,
+                  std::map<std::string, int64_t> &scalars) {
+  const AttentionProblem &cfg = pp.config;
+  const int64_t t = su.numTokens, hq = cfg.numQHeads, d = cfg.headDim;
+  unsigned wsBytes = cfg.format == KVCacheKind::BF16 ? 2 : 1;
+  unsigned outBytes = cfg.outType == "f32" ? 4 : 2;
+  buffers["query"] = su.q.bytes;
+  buffers["query_prepared"] = std::vector<uint8_t>(t * hq * d * wsBytes);
+  buffers["cache"] = su.cache;
+  buffers["block_tables"] = toBytes(su.paging.tables);
+  buffers["seq_lens"] = toBytes(pp.seqLens);
+  buffers["query_start_loc"] = toBytes(su.qsl);
+  buffers["partial_out"] = std::vector<uint8_t>(t * hq * su.parts * d * 4);
+  buffers["partial_max"] = std::vector<uint8_t>(t * hq * su.parts * 4);
+  buffers["partial_sum"] = std::vector<uint8_t>(t * hq * su.parts * 4);
+  buffers["sinks"] = toBytes(su.sinks);
+  buffers["out"] = std::vector<uint8_t>(t * hq * d * outBytes);
+  scalars = {{"num_tokens", t},
+             {"num_seqs", int64_t(pp.seqLens.size())},
+             {"num_query_starts", int64_t(su.qsl.size())},
+             {"num_blocks", su.paging.numBlocks},
+             {"max_blocks", su.paging.maxBlocks},
+             {"num_query_tiles", su.tiles},
+             {"num_partitions", su.parts}};
+}
+
+} // namespace
+
+struct CompiledPagedAttention::Impl {
+  PagedAttentionProblem shape;
+  std::string ir, json, hsaco;
+  std::unique_ptr<emu::CodeObject> codeObject;
+  std::vector<emu::KernelDescription> kernels;
+
+  llvm::Error checkShape(const PagedAttentionProblem &pp) const {
+    const AttentionProblem &a = shape.config, &b = pp.config;
+    if (a.numQHeads != b.numQHeads || a.numKVHeads != b.numKVHeads ||
+        a.headDim != b.headDim || a.blockSize != b.blockSize ||
+        a.sinks != b.sinks || a.format != b.format || a.dtype != b.dtype ||
+        a.outType != b.outType || a.c != b.c || a.mseSearch != b.mseSearch ||
+        a.vRotated != b.vRotated || a.softmaxScale != b.softmaxScale ||
+        a.partitionSize != b.partitionSize || shape.window != pp.window)
+      return makeError("the problem's configuration differs from the "
+                       "compiled one");
+    return llvm::Error::success();
+  }
+};
+
+CompiledPagedAttention::CompiledPagedAttention()
+    : impl(std::make_unique<Impl>()) {}
+CompiledPagedAttention::~CompiledPagedAttention() = default;
+const std::string &CompiledPagedAttention::ir() const { return impl->ir; }
+const std::string &CompiledPagedAttention::kernelsJson() const {
+  return impl->json;
+}
+
+llvm::Expected<std::unique_ptr<CompiledPagedAttention>>
+CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
+  const AttentionProblem &cfg = pp.config;
+  if (cfg.dtype != "bf16" && cfg.dtype != "f32")
+    return makeError("the emulated-attention harness takes bf16 or f32 "
+                     "inputs, not " +
+                     cfg.dtype);
+  if (cfg.numKVHeads <= 0 || cfg.numQHeads % cfg.numKVHeads != 0)
+    return makeError("query heads must be a multiple of KV heads");
+  auto [kf, vf] = formats(cfg);
+  int64_t slotBytes = ref::slotBytes(kf, vf, cfg.headDim);
+  if (slotBytes < 0)
+    return makeError("head dim " + llvm::Twine(cfg.headDim) +
+                     " has no slot layout");
+  std::unique_ptr<CompiledPagedAttention> c(new CompiledPagedAttention());
+  c->impl->shape = pp;
+  c->impl->ir = pagedProgramIR(pp, slotBytes);
+  CompileOptions options;
+  options.partitionSize = cfg.partitionSize;
+  auto compiled = compileSource(c->impl->ir, "emulated-paged-attention",
+                                options);
+  if (!compiled)
+    return makeError("compiling the problem: " +
+                     llvm::toString(compiled.takeError()));
+  c->impl->json = compiled->kernelsJson;
+  c->impl->hsaco = compiled->output;
+  auto co = emu::CodeObject::load(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(c->impl->hsaco.data()),
+      c->impl->hsaco.size()));
+  if (!co)
+    return co.takeError();
+  c->impl->codeObject = std::move(*co);
+  auto kernels = emu::parseKernelsJson(c->impl->json);
+  if (!kernels)
+    return kernels.takeError();
+  c->impl->kernels = std::move(*kernels);
+  return c;
+}
+
+llvm::Expected<PagedAttentionReport>
+CompiledPagedAttention::run(const PagedAttentionProblem &pp) const {
+  if (llvm::Error err = impl->checkShape(pp))
+    return std::move(err);
+  auto suOr = setUpPaged(pp);
+  if (!suOr)
+    return suOr.takeError();
+  const PagedSetup &su = *suOr;
+  const AttentionProblem &cfg = pp.config;
+  const int64_t t = su.numTokens, hq = cfg.numQHeads, d = cfg.headDim;
+  std::map<std::string, std::vector<uint8_t>> buffers;
+  std::map<std::string, int64_t> scalars;
+  pagedBuffers(pp, su, buffers, scalars);
+  PagedAttentionReport report;
+  report.kernelsJson = impl->json;
+  report.numTokens = t;
+  report.numPartitions = su.parts;
+  report.numQueryTiles = su.tiles;
+  emu::Emulator em(*impl->codeObject);
+  Launcher launcher{em, impl->kernels};
+  if (llvm::Error err = launcher.launch("paged_0_query", buffers, scalars,
+                                        report.queryStats))
+    return std::move(err);
+  if (llvm::Error err = launcher.launch("paged_0_prefill", buffers, scalars,
+                                        report.prefillStats))
+    return std::move(err);
+  if (llvm::Error err = launcher.launch("paged_0_merge", buffers, scalars,
+                                        report.mergeStats))
+    return std::move(err);
+  unsigned outBytes = cfg.outType == "f32" ? 4 : 2;
+  std::vector<float> out(t * hq * d);
+  if (outBytes == 4) {
+    out = fromBytes<float>(buffers["out"]);
+  } else {
+    std::vector<uint16_t> half = fromBytes<uint16_t>(buffers["out"]);
+    for (size_t i = 0; i < half.size(); ++i)
+      out[i] = cfg.outType == "bf16" ? ref::bf16ToFloat(half[i])
+                                     : halfToFloat(half[i]);
+  }
+
+  // The reference and the bound, as for decode (CompiledAttention::run).
+  const float softmaxScale = cfg.softmaxScale > 0
+                                 ? cfg.softmaxScale
+                                 : 1.0f / std::sqrt(static_cast<float>(d));
+  ref::AttentionParams params;
+  params.softmaxScale = softmaxScale;
+  const int64_t ns = pp.seqLens.size();
+  std::vector<float> expected(t * hq * d);
+  if (ref::Status st = ref::pagedAttention(
+          su.kf, su.vf, su.geom, su.cache.data(), params, pp.window,
+          su.q.values.data(), t, hq, su.qsl.data(), ns,
+          su.paging.tables.data(), su.paging.maxBlocks, pp.seqLens.data(),
+          cfg.sinks ? su.sinks.data() : nullptr, expected.data());
+      !st.ok())
+    return makeError("reference attention: " + st.message());
+  double pError = cfg.format == KVCacheKind::FP8
+                      ? std::ldexp(1.0, -4) + std::ldexp(1.0, -8)
+                      : std::ldexp(1.0, -8);
+  std::vector<double> bounds(t * hq * d);
+  if (ref::Status st = ref::attentionErrorBounds(
+          su.kf, su.vf, su.geom, su.cache.data(), params, pp.window,
+          su.q.values.data(), t, hq, su.qsl.data(), ns,
+          su.paging.tables.data(), su.paging.maxBlocks, pp.seqLens.data(),
+          cfg.sinks ? su.sinks.data() : nullptr, pError, bounds.data());
+      !st.ok())
+    return makeError("reference bounds: " + st.message());
+  double outRound = cfg.outType == "bf16"  ? std::ldexp(1.0, -9)
+                    : cfg.outType == "f16" ? std::ldexp(1.0, -12)
+                                           : 0.0;
+  double errSq = 0, refSq = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    double want = expected[i], got = out[i];
+    double bound = bounds[i] + outRound * std::fabs(want);
+    if (std::isnan(want) || std::isnan(got)) {
+      report.outsideBound += std::isnan(want) != std::isnan(got);
+      continue;
+    }
+    double diff = std::fabs(got - want);
+    if (!(diff <= bound))
+      ++report.outsideBound;
+    report.maxAbsError = std::max(report.maxAbsError, diff);
+    errSq += diff * diff;
+    refSq += want * want;
+  }
+  report.numOutputs = t * hq * d;
+  report.output = std::move(out);
+  report.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  return report;
+}
+
+llvm::Expected<PagedAttentionTiming>
+CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
+                                unsigned samples) const {
+  if (llvm::Error err = impl->checkShape(pp))
+    return std::move(err);
+  if (samples == 0)
+    return makeError("at least one sampled workgroup per launch is needed");
+  auto suOr = setUpPaged(pp);
+  if (!suOr)
+    return suOr.takeError();
+  const PagedSetup &su = *suOr;
+  std::map<std::string, std::vector<uint8_t>> buffers;
+  std::map<std::string, int64_t> scalars;
+  pagedBuffers(pp, su, buffers, scalars);
+  // Arguments by name, as Launcher does; the grid from the JSON.
+  emu::Emulator em(*impl->codeObject);
+  PagedAttentionTiming timing;
+  std::vector<emu::LaunchEstimate> launches;
+  for (llvm::StringRef name :
+       {"paged_0_query", "paged_0_prefill", "paged_0_merge"}) {
+    auto it = llvm::find_if(impl->kernels, [&](const auto &k) {
+      return k.name == name;
+    });
+    if (it == impl->kernels.end())
+      return makeError("the kernel JSON has no kernel " + name);
+    std::vector<emu::KernelArg> args;
+    for (const emu::ArgSpec &a : it->args) {
+      if (a.isBuffer)
+        args.push_back(emu::KernelArg::buffer(buffers[a.name], a.name));
+      else
+        args.push_back(
+            emu::KernelArg::value<int32_t>(int32_t(scalars[a.name])));
+    }
+    auto grid = emu::resolveGrid(*it, args);
+    if (!grid)
+      return grid.takeError();
+    uint64_t total = uint64_t((*grid)[0]) * (*grid)[1] * (*grid)[2];
+    emu::TimingRecorder rec;
+    emu::LaunchConfig lc;
+    lc.grid = *grid;
+    lc.block = it->block.value_or(std::array<uint32_t, 3>{64, 1, 1});
+    lc.argSpecs = it->args;
+    lc.trace = &rec;
+    std::vector<uint64_t> idx;
+    unsigned n = std::min<uint64_t>(samples, total);
+    // The midpoint of each of n equal strata of the grid: the prefill's
+    // causal work grows linearly along x, and the first workgroup (the
+    // tokens before the first sequence) is usually idle.
+    for (unsigned i = 0; i < n; ++i)
+      idx.push_back((2 * uint64_t(i) + 1) * total / (2 * n));
+    lc.workgroupIndices = idx;
+    if (llvm::Error err = em.launch(name, lc, args))
+      return makeError("emulating " + name + ": " +
+                       llvm::toString(std::move(err)));
+    timing.emulatedSeconds += em.stats().seconds;
+    auto info = impl->codeObject->findKernel(name);
+    if (!info)
+      return info.takeError();
+    auto est = emu::predictLaunch(**info, rec.profiles(), total);
+    if (!est)
+      return est.takeError();
+    timing.launchText.push_back(est->str());
+    if (name.ends_with("_prefill")) {
+      timing.prefillUs = est->estimateMicroseconds();
+      timing.prefillBoundUs = est->boundMicroseconds();
+      timing.prefillBoundResource = est->boundResource;
+      timing.prefillMfmaUs = est->mfmaCycles / (est->clockGHz * 1e3);
+      for (auto &[kind, cnt] : em.stats().mfmaByKind)
+        timing.mfmaByKind.push_back({kind, double(cnt) * total / n});
+    } else if (name.ends_with("_query")) {
+      timing.queryUs = est->estimateMicroseconds();
+    } else {
+      timing.mergeUs = est->estimateMicroseconds();
+    }
+    // Buffers the next launch reads (only the sampled workgroups wrote).
+    for (auto [a, spec] : llvm::zip(args, it->args))
+      if (spec.isBuffer)
+        buffers[spec.name] = a.bytes;
+    launches.push_back(std::move(*est));
+  }
+  timing.totalUs = emu::predictStep(std::move(launches)).estimateMicroseconds;
+  return timing;
+}
+
+llvm::Expected<PagedAttentionReport>
+uq::runEmulatedPagedAttention(const PagedAttentionProblem &problem) {
+  auto compiled = CompiledPagedAttention::compile(problem);
   if (!compiled)
     return compiled.takeError();
   return (*compiled)->run(problem);

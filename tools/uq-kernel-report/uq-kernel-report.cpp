@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Ladder.h"
+#include "PrefillReport.h"
 
 #include "uq/Target/EmulatedAttention.h"
 
@@ -222,6 +223,13 @@ static int runLadderOrTable(int argc, char **argv) {
   }
   return 0;
 }
+static cl::opt<bool> prefill(
+    "prefill", cl::desc("Report a long prefill (uq.paged_attention) on the "
+                        "timing model instead (PrefillReport.cpp)"));
+static cl::opt<int64_t> newTokens("new-tokens", cl::init(4096),
+                                  cl::desc("--prefill: new query tokens"));
+static cl::opt<int64_t> prefixTokens(
+    "prefix", cl::init(32768), cl::desc("--prefill: cached prefix tokens"));
 
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
@@ -256,6 +264,14 @@ int main(int argc, char **argv) {
                     "or --table\n";
     return 1;
   }
+  if (prefill)
+    return uq::runPrefillReport({numQHeads, numKVHeads, headDim, blockSize,
+                                 partitionSize, newTokens, prefixTokens,
+                                 // --samples, 4 sampled workgroups per
+                                 // launch unless given.
+                                 samplesOpt.getNumOccurrences()
+                                     ? samplesOpt.getValue()
+                                     : 4u});
   uq::AttentionProblem pb;
   pb.numQHeads = numQHeads;
   pb.numKVHeads = numKVHeads;

@@ -74,8 +74,9 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
                 "kernels";
   let description = [{
     The first stage of the GPU path (docs/gpu-compiler.md). Every
-    `uq.cache_write`, `uq.decode_attention`, `uq.decode_attention_partial`
-    and `uq.merge_partitions` of a `func.func` becomes wave-level kernels in
+    `uq.cache_write`, `uq.decode_attention`, `uq.decode_attention_partial`,
+    `uq.merge_partitions` and `uq.paged_attention` (query, prefill and merge
+    kernels; docs/gpu-kernels.md) of a `func.func` becomes wave-level kernels in
     `gpu.module @uq_kernels`, written in scf/arith/math/vector/memref plus
     the uq tile ops: one whole-wave tile program per workgroup (16 query
     rows x 32 keys for attention; one KV row for the cache write), no lane

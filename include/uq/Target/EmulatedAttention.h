@@ -141,6 +141,94 @@ private:
 llvm::Expected<AttentionReport>
 runEmulatedAttention(const AttentionProblem &problem);
 
+//===----------------------------------------------------------------------===//
+// Paged attention (prefill chunks and decodes in one batch)
+//===----------------------------------------------------------------------===//
+
+/// One uq.paged_attention problem, always compiled with run-time sizes. The
+/// configuration (heads, D, block size, formats, sinks, types, partition
+/// size, softmax scale, seed of nothing) comes from `config`; its seqLens,
+/// dynamicShapes, gpuCacheWrite and given data are not used.
+struct PagedAttentionProblem {
+  AttentionProblem config;
+  /// Per sequence: new query tokens and context tokens (seq_lens, the new
+  /// tokens included).
+  std::vector<int32_t> queryLens = {16};
+  std::vector<int32_t> seqLens = {100};
+  /// Tokens written to the cache per sequence (empty: seqLens). Two
+  /// problems with the same cachedLens and seed have the same cache and
+  /// block tables (a chunked prefill in two calls).
+  std::vector<int32_t> cachedLens;
+  /// Query tokens before the first sequence and after the last (no
+  /// sequence covers them: their output is 0).
+  int64_t leadingTokens = 0, trailingTokens = 0;
+  /// Sliding window (0: none).
+  int64_t window = 0;
+  /// Split-K partitions of the prefill launch (0: the compiler's rule,
+  /// max(1, ceil(max_blocks * block_size / partition_size))).
+  int64_t numPartitions = 0;
+  /// Given query [num_tokens, Hq, D] (empty: random; bf16-representable
+  /// with dtype bf16).
+  std::vector<float> query;
+};
+
+struct PagedAttentionReport {
+  std::string kernelsJson;
+  int64_t numTokens = 0, numPartitions = 0, numQueryTiles = 0;
+  /// Against ref::pagedAttention with ref::attentionErrorBounds' bound (as
+  /// AttentionReport).
+  double relL2 = 0, maxAbsError = 0;
+  int64_t outsideBound = 0, numOutputs = 0;
+  std::vector<float> output;
+  emu::Stats queryStats, prefillStats, mergeStats;
+};
+
+/// The timing model's prediction of one paged-attention call
+/// (docs/timing-model.md): every launch from a few sampled workgroups.
+struct PagedAttentionTiming {
+  /// Per launch (query, prefill, merge): the model's estimate and bound.
+  std::vector<std::string> launchText;
+  double queryUs = 0, prefillUs = 0, mergeUs = 0, totalUs = 0;
+  double prefillBoundUs = 0;
+  std::string prefillBoundResource;
+  /// The prefill launch's matrix-core time on its busiest CU (the
+  /// MFMA-bound time of the launch).
+  double prefillMfmaUs = 0;
+  /// MFMA instructions of the prefill launch by kind (whole launch,
+  /// extrapolated from the samples).
+  std::vector<std::pair<std::string, double>> mfmaByKind;
+  double emulatedSeconds = 0;
+};
+
+/// A compiled paged-attention configuration.
+class CompiledPagedAttention {
+public:
+  static llvm::Expected<std::unique_ptr<CompiledPagedAttention>>
+  compile(const PagedAttentionProblem &shape);
+  ~CompiledPagedAttention();
+
+  /// Runs every workgroup and compares with the reference.
+  llvm::Expected<PagedAttentionReport>
+  run(const PagedAttentionProblem &problem) const;
+  /// Runs \p samples workgroups of each launch (the midpoints of equal
+  /// strata of its grid) with the timing recorder (no reference
+  /// comparison) and predicts the call.
+  llvm::Expected<PagedAttentionTiming>
+  predict(const PagedAttentionProblem &problem, unsigned samples) const;
+
+  const std::string &ir() const;
+  const std::string &kernelsJson() const;
+
+private:
+  CompiledPagedAttention();
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Compiles and emulates a paged-attention problem.
+llvm::Expected<PagedAttentionReport>
+runEmulatedPagedAttention(const PagedAttentionProblem &problem);
+
 } // namespace uq
 
 #endif // UQ_TARGET_EMULATEDATTENTION_H

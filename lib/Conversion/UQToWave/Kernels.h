@@ -51,6 +51,14 @@ struct AttentionConfig {
   ///  - vMean: the merge kernel adds v_mean[kv head] times the keys' share
   ///    of the softmax (1 without sinks).
   bool scaledQuery = false, kMean = false, vMean = false;
+  /// The run-time size that counts the query rows of the query and merge
+  /// kernels ("num_seqs" for decode, "num_tokens" for paged attention), its
+  /// meaning, and the uq op the query kernel's JSON names.
+  std::string rowsName = "num_seqs";
+  std::string rowsMeaning = "number of sequences";
+  std::string opName = "decode_attention";
+  /// Paged attention: the sliding window in tokens (0: none).
+  int64_t window = 0;
 
   int64_t group() const { return numQHeads / numKVHeads; }
   /// Element type of the prepared query the partial kernel reads: FP8 codes
@@ -76,6 +84,19 @@ mlir::gpu::GPUFuncOp buildPartialKernel(mlir::OpBuilder &b,
 mlir::gpu::GPUFuncOp buildMergeKernel(mlir::OpBuilder &b, mlir::Location loc,
                                       const AttentionConfig &cfg,
                                       KernelSpec &spec);
+
+/// Query tokens per prefill tile: 16 / G (the tile's 16 MFMA rows are
+/// tokens x the G query heads of one KV head).
+int64_t prefillTokensPerTile(const AttentionConfig &cfg);
+
+/// uq.paged_attention: one query tile (tokens of one sequence x the GQA
+/// group) of one KV head over one split-K partition of its keys, causal (and
+/// windowed): grid (num_query_tiles, num_kv_heads, num_partitions). Writes
+/// the partial results decode's merge kernel reads (rows = num_tokens).
+mlir::gpu::GPUFuncOp buildPrefillKernel(mlir::OpBuilder &b,
+                                        mlir::Location loc,
+                                        const AttentionConfig &cfg,
+                                        KernelSpec &spec);
 
 /// What a cache-write kernel is compiled for.
 struct CacheWriteConfig {

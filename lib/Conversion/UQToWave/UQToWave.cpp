@@ -1,8 +1,9 @@
 //===- UQToWave.cpp - uq ops to wave-level GPU kernels --------------------===//
 //
 // The tiling stage of the GPU path. Every uq.cache_write, uq.decode_attention
-// (query + partitions + merge), uq.decode_attention_partial and
-// uq.merge_partitions of a func.func becomes:
+// (query + partitions + merge), uq.decode_attention_partial,
+// uq.merge_partitions and uq.paged_attention (query + prefill tiles +
+// merge, PrefillKernels.cpp) of a func.func becomes:
 //  - wave-level gpu.func kernels in the module's `gpu.module @uq_kernels`
 //    (Kernels.h), one whole-wave tile program per workgroup;
 //  - host code in the function: the tensors' buffers, workspaces, and one
@@ -18,6 +19,8 @@
 #include "Kernels.h"
 
 #include "uq/Conversion/Passes.h"
+
+#include <type_traits>
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -186,6 +189,7 @@ private:
   LogicalResult lowerCacheWrite(CacheWriteOp op, StringRef base);
   LogicalResult lowerAttention(Operation *op, StringRef base);
   LogicalResult lowerMerge(MergePartitionsOp op, StringRef base);
+  LogicalResult lowerPaged(PagedAttentionOp op, StringRef base);
   FailureOr<AttentionConfig> attentionConfig(Operation *op, StringRef base,
                                              int64_t partition);
 
@@ -269,8 +273,18 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     cfg.queryType = qType.getElementType();
     cfg.scaledQuery =
         attn.getQueryPrecision() == QueryPrecision::fp8_e4m3_scaled;
-    cfg.kMean = static_cast<bool>(attn.getKMean());
-    cfg.vMean = static_cast<bool>(attn.getVMean());
+    if constexpr (std::is_same_v<decltype(attn), PagedAttentionOp>) {
+      // uq.paged_attention has no channel-mean operands; its prefill kernel
+      // does not pass per-32 query scales to the MFMA yet.
+      if (cfg.scaledQuery)
+        return LogicalResult(
+            op->emitOpError()
+            << "has no GPU kernel for query_precision fp8_e4m3_scaled yet: "
+               "the prefill kernel runs the MFMA with unit query scales");
+    } else {
+      cfg.kMean = static_cast<bool>(attn.getKMean());
+      cfg.vMean = static_cast<bool>(attn.getVMean());
+    }
     if (attn.getQueryPrecision() == QueryPrecision::f32)
       return LogicalResult(
           op->emitOpError()
@@ -293,6 +307,17 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
            << "has no GPU kernel for v_mean: the GPU path adds the value "
               "mean in uq.decode_attention's merge kernel; use "
               "uq.decode_attention, or add v_mean after uq.merge_partitions";
+  } else if (auto attn = dyn_cast<PagedAttentionOp>(op)) {
+    ok = fill(attn);
+    cfg.resultType =
+        cast<RankedTensorType>(attn.getResult().getType()).getElementType();
+    cfg.sinks = static_cast<bool>(attn.getSinks());
+    cfg.rowsName = "num_tokens";
+    cfg.rowsMeaning = "query tokens";
+    cfg.opName = "paged_attention";
+    // Positions are below 2^31: a wider window is no window.
+    if (std::optional<uint64_t> wnd = attn.getWindow())
+      cfg.window = *wnd >= (uint64_t(1) << 31) ? 0 : int64_t(*wnd);
   }
   if (failed(ok) || failed(checkFormats(op, cfg.kFormat, cfg.vFormat,
                                         cfg.layout, cfg.headDim)))
@@ -403,6 +428,73 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
   return success();
 }
 
+/// uq.paged_attention: query preparation over the tokens, the prefill
+/// kernel over (query tiles of all sequences, KV heads, partitions), the
+/// merge over the tokens.
+LogicalResult ConvertUQToWavePass::lowerPaged(PagedAttentionOp op,
+                                              StringRef base) {
+  FailureOr<AttentionConfig> cfgOr = attentionConfig(op, base, partitionSize);
+  if (failed(cfgOr))
+    return failure();
+  AttentionConfig cfg = *cfgOr;
+  gpu::GPUFuncOp queryKernel = addKernel(op.getLoc(), cfg, buildQueryKernel);
+  gpu::GPUFuncOp prefillKernel =
+      addKernel(op.getLoc(), cfg, buildPrefillKernel);
+  gpu::GPUFuncOp mergeKernel = addKernel(op.getLoc(), cfg, buildMergeKernel);
+
+  OpBuilder b(op);
+  Host h{b, op.getLoc()};
+  const int64_t hq = cfg.numQHeads, d = cfg.headDim;
+  Value query = op.getQuery();
+  Value numTokens = h.dim(query, 0);
+  Value numBlocks = h.dim(op.getCache(), 0);
+  Value maxBlocks = h.dim(op.getBlockTables(), 1);
+  Value numSeqs = arith::MinUIOp::create(b, h.loc,
+                                         h.dim(op.getSeqLens(), 0),
+                                         h.dim(op.getBlockTables(), 0));
+  Value numStarts = h.dim(op.getQueryStartLoc(), 0);
+  // partitions = max(1, ceil(max_blocks * block_size / partition_size)), as
+  // decode; tiles = num_tokens / tokens_per_tile + num_seqs + 2.
+  Value capacity = h.mul(maxBlocks, h.idx(cfg.blockSize));
+  Value parts = arith::CeilDivUIOp::create(b, h.loc, capacity,
+                                           h.idx(cfg.partitionSize));
+  parts = arith::MaxUIOp::create(b, h.loc, parts, h.idx(1));
+  Value tiles = arith::AddIOp::create(
+      b, h.loc,
+      arith::DivUIOp::create(b, h.loc, numTokens,
+                             h.idx(prefillTokensPerTile(cfg))),
+      arith::AddIOp::create(b, h.loc, numSeqs, h.idx(2)));
+  Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
+  Value ws = h.alloc({ShapedType::kDynamic}, wsElem,
+                     {h.mul(h.mul(numTokens, h.idx(hq)), h.idx(d))});
+  h.launch(queryKernel, {numTokens, h.idx(hq), h.idx(1)},
+           {h.input(query), ws, h.i32(numTokens)});
+  Type f32 = b.getF32Type();
+  int64_t dyn = ShapedType::kDynamic;
+  Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numTokens, parts});
+  Value pmax = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
+  Value psum = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
+  h.launch(prefillKernel, {tiles, h.idx(cfg.numKVHeads), parts},
+           {ws, h.input(op.getCache()), h.input(op.getBlockTables()),
+            h.input(op.getSeqLens()), h.input(op.getQueryStartLoc()),
+            h.flatten(pout), h.flatten(pmax), h.flatten(psum),
+            h.i32(numTokens), h.i32(numSeqs), h.i32(numStarts),
+            h.i32(numBlocks), h.i32(maxBlocks), h.i32(tiles), h.i32(parts)});
+  auto outType = cast<RankedTensorType>(op.getResult().getType());
+  Value out = h.alloc(outType.getShape(), cfg.resultType,
+                      outType.isDynamicDim(0) ? ValueRange{numTokens}
+                                              : ValueRange{});
+  SmallVector<Value> operands = {h.flatten(pout), h.flatten(pmax),
+                                 h.flatten(psum)};
+  if (cfg.sinks)
+    operands.push_back(h.input(op.getSinks()));
+  operands.append({h.flatten(out), h.i32(numTokens), h.i32(parts)});
+  h.launch(mergeKernel, {h.idx(hq), numTokens, h.idx(1)}, operands);
+  op.getResult().replaceAllUsesWith(h.toTensor(out, outType));
+  op.erase();
+  return success();
+}
+
 LogicalResult ConvertUQToWavePass::lowerMerge(MergePartitionsOp op,
                                               StringRef base) {
   auto outT = cast<RankedTensorType>(op.getOut().getType());
@@ -446,7 +538,7 @@ void ConvertUQToWavePass::runOnOperation() {
     int64_t index = 0;
     func.walk([&](Operation *op) {
       if (!isa<CacheWriteOp, DecodeAttentionOp, DecodeAttentionPartialOp,
-               MergePartitionsOp>(op))
+               MergePartitionsOp, PagedAttentionOp>(op))
         return;
       work.push_back(
           {op, (func.getSymName() + "_" + std::to_string(index++)).str()});
@@ -457,6 +549,7 @@ void ConvertUQToWavePass::runOnOperation() {
         llvm::TypeSwitch<Operation *, LogicalResult>(op)
             .Case([&](CacheWriteOp o) { return lowerCacheWrite(o, base); })
             .Case([&](MergePartitionsOp o) { return lowerMerge(o, base); })
+            .Case([&](PagedAttentionOp o) { return lowerPaged(o, base); })
             .Default([&](Operation *o) { return lowerAttention(o, base); });
     failedAny |= failed(r);
   }

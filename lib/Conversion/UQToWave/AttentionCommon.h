@@ -1,0 +1,375 @@
+//===- AttentionCommon.h - Pieces shared by the attention kernels -*- C++ -*-===//
+//
+// Helpers of the wave-level attention kernels shared by the decode kernels
+// (AttentionKernels.cpp) and the paged prefill kernel (PrefillKernels.cpp):
+// kernel arguments by name, the guard of a kernel body, the GQA row mapping,
+// the format-dependent slot reads and products (FormatOps) and the
+// block-table reads of a key tile.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_LIB_CONVERSION_UQTOWAVE_ATTENTIONCOMMON_H
+#define UQ_LIB_CONVERSION_UQTOWAVE_ATTENTIONCOMMON_H
+
+#include "Kernels.h"
+
+#include "../UQToLinalg/Numerics.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
+
+namespace uq::wave::detail {
+
+using namespace mlir;
+using arith::CmpIPredicate;
+using uq::detail::ScalarEmitter;
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+/// Index of the argument named \p name of \p spec.
+inline unsigned argIndex(const KernelSpec &spec, StringRef name) {
+  for (auto [i, a] : llvm::enumerate(spec.args))
+    if (a.name == name)
+      return i;
+  llvm_unreachable("unknown kernel argument");
+}
+
+/// The kernel's argument named \p name; i32 scalars come back as index.
+inline Value arg(gpu::GPUFuncOp f, const KernelSpec &spec, WaveBuilder &w,
+          StringRef name) {
+  Value v = f.getArgument(argIndex(spec, name));
+  if (v.getType().isInteger(32))
+    return w.toIndex(v);
+  return v;
+}
+
+/// Wraps the rest of the kernel body in `scf.if cond` followed by the
+/// return; the builder is left inside the `then` block, before its yield.
+inline void guardBody(WaveBuilder &w, Value cond) {
+  auto ifOp = scf::IfOp::create(w.b, w.loc, cond, /*withElse=*/false);
+  w.b.setInsertionPointAfter(ifOp);
+  gpu::ReturnOp::create(w.b, w.loc);
+  w.b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+}
+
+/// A vector<16xi1> of the rows that are real query heads of the group.
+inline Value groupRows(WaveBuilder &w, int64_t group) {
+  return w.cmp(CmpIPredicate::ult, w.step(kRows),
+               w.splat(w.idx(group), {kRows}));
+}
+
+/// Rows of a [kRows] tile whose row i is query head `kvh * group + i` of
+/// sequence `seq`: the element offset of (seq, head, 0) in a [S, Hq, D]
+/// buffer (rows past the group point at head 0 of the group; they are
+/// masked).
+inline Value queryRowOffsets(WaveBuilder &w, const AttentionConfig &cfg, Value seq,
+                      Value kvh) {
+  int64_t g = cfg.group();
+  Value rows = w.step(kRows);
+  Value inGroup = groupRows(w, g);
+  rows = w.select(inGroup, rows, w.splat(w.idx(0), {kRows}));
+  Value head0 =
+      w.add(w.mul(seq, w.idx(cfg.numQHeads)), w.mul(kvh, w.idx(g)));
+  Value heads = w.add(w.splat(head0, {kRows}), rows);
+  return w.mul(heads, w.splat(w.idx(cfg.headDim), {kRows}));
+}
+
+/// K padded to whole scaled MFMAs (D = 64 uses half of one).
+inline int64_t paddedK(int64_t d) { return ((d + kMfmaK - 1) / kMfmaK) * kMfmaK; }
+
+inline bool isMX(KVFormatAttr f) {
+  return f.getElement() == ElementCode::fp4_e2m1 ||
+         f.getElement() == ElementCode::fp8_e4m3;
+}
+
+inline Value constScales(WaveBuilder &w, int64_t rows, int64_t k) {
+  Value bytes =
+      w.constSplat(w.b.getIntegerAttr(w.b.getI8Type(), 127), {rows, k / 32});
+  return w.bitcast(bytes, w.b.getType<Float8E8M0FNUType>());
+}
+
+/// vector.contract of [M x K] by [K x N] (\p rhsTransposed: [N x K]) into
+/// an [M x N] f32 accumulator.
+inline Value contract(WaveBuilder &w, Value lhs, Value rhs, Value acc,
+               bool rhsTransposed) {
+  MLIRContext *ctx = w.b.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(3, 0, {m, k}, ctx),
+      rhsTransposed ? AffineMap::get(3, 0, {n, k}, ctx)
+                    : AffineMap::get(3, 0, {k, n}, ctx),
+      AffineMap::get(3, 0, {m, n}, ctx)};
+  SmallVector<Attribute> iters = {
+      vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
+      vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
+      vector::IteratorTypeAttr::get(ctx, vector::IteratorType::reduction)};
+  return vector::ContractionOp::create(w.b, w.loc, lhs, rhs, acc,
+                                       w.b.getAffineMapArrayAttr(maps),
+                                       w.b.getArrayAttr(iters));
+}
+
+/// The slot reads and products that depend on the formats.
+struct FormatOps {
+  const AttentionConfig &cfg;
+  WaveBuilder &w;
+  Value cache, query;
+  int64_t t, d;
+  /// The query's A scales [16 x paddedK / 32] (E8M0) with
+  /// query_precision = fp8_e4m3_scaled; null: scale 1.
+  Value queryScales = {};
+
+  /// The query tile, once per partition: FP8 codes [16 x paddedK] for
+  /// microscaled keys, bf16 [16 x D] for bf16 keys.
+  Value loadQuery(Value rowOffsets, Value rowMask) {
+    if (cfg.kFormat.getElement() == ElementCode::bf16) {
+      // The workspace holds bf16 values.
+      return uq::LoadRowsOp::create(w.b, w.loc,
+                                    w.vec({kRows, d}, w.b.getBF16Type()),
+                                    query, rowOffsets, rowMask, nullptr);
+    }
+    int64_t kp = paddedK(d);
+    Value codes = uq::LoadRowsOp::create(
+        w.b, w.loc, w.vec({kRows, kp}, w.b.getI8Type()), query, rowOffsets,
+        rowMask, kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d));
+    return w.bitcast(codes, w.b.getType<Float8E4M3FNType>());
+  }
+
+  /// Logits [16 x t] (f32, unscaled) of the query tile with the keys of the
+  /// slots at byte offsets \p slots (rows masked by \p valid).
+  Value keyLogits(Value q, Value slots, Value valid) {
+    KVFormatAttr kf = cfg.kFormat;
+    Value zero = w.constSplat(w.b.getF32FloatAttr(0.0f), {kRows, t});
+    Type i8 = w.b.getI8Type();
+    if (kf.getElement() == ElementCode::bf16) {
+      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, 2 * d}, i8),
+                                           cache, slots, valid, nullptr);
+      Value k = w.bitcast(bytes, w.b.getBF16Type());
+      return contract(w, q, k, zero, /*rhsTransposed=*/true);
+    }
+    int64_t kp = paddedK(d);
+    Value qScales = queryScales ? queryScales : constScales(w, kRows, kp);
+    Value k, kScales;
+    if (kf.getElement() == ElementCode::fp4_e2m1) {
+      Value bytes = uq::LoadRowsOp::create(
+          w.b, w.loc, w.vec({t, kp / 2}, i8), cache, slots, valid,
+          kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 2));
+      k = w.bitcast(bytes, w.b.getType<Float4E2M1FNType>());
+      int64_t off = cfg.layout.getKeyScaleOffset(d, kf);
+      Value sOff = w.add(slots, w.splat(w.idx(off), {t}));
+      Value sBytes = uq::LoadRowsOp::create(
+          w.b, w.loc, w.vec({t, kp / 32}, i8), cache, sOff, valid,
+          kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 32));
+      kScales = w.bitcast(sBytes, w.b.getType<Float8E8M0FNUType>());
+    } else {
+      Value bytes = uq::LoadRowsOp::create(
+          w.b, w.loc, w.vec({t, kp}, i8), cache, slots, valid,
+          kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d));
+      k = w.bitcast(bytes, w.b.getType<Float8E4M3FNType>());
+      kScales = constScales(w, t, kp);
+    }
+    return uq::ScaledMmaOp::create(w.b, w.loc, q, qScales, k, kScales, zero);
+  }
+
+  /// Scale applied to P before it is rounded for the PV product (undone by
+  /// dividing the row sums): 256 keeps FP8 probabilities away from the
+  /// subnormal range; 1 for bf16.
+  float pScale() const {
+    return cfg.vFormat.getElement() == ElementCode::fp8_e4m3 ? 256.0f : 1.0f;
+  }
+
+  /// acc + P [16 x t] (f32, in [0, pScale]) times the values of the slots.
+  Value accumulatePV(Value p, Value slots, Value valid, Value acc) {
+    KVFormatAttr vf = cfg.vFormat;
+    Type i8 = w.b.getI8Type();
+    int64_t codeOff = cfg.layout.getValueCodeOffset(d, cfg.kFormat);
+    Value cOff = w.add(slots, w.splat(w.idx(codeOff), {t}));
+    switch (vf.getElement()) {
+    case ElementCode::fp4_e2m1: {
+      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, d / 2}, i8),
+                                           cache, cOff, valid, nullptr);
+      Value codes = w.bitcast(bytes, w.b.getType<Float4E2M1FNType>());
+      int64_t scaleOff =
+          cfg.layout.getValueScaleOffset(d, cfg.kFormat, cfg.vFormat);
+      Value sOff = w.add(slots, w.splat(w.idx(scaleOff), {t}));
+      Value sBytes = uq::LoadRowsOp::create(
+          w.b, w.loc, w.vec({t, d / 32}, i8), cache, sOff, valid, nullptr);
+      Value scales = w.bitcast(sBytes, w.b.getType<Float8E8M0FNUType>());
+      Value v = uq::ScaledExtOp::create(
+          w.b, w.loc, w.vec({t, d}, w.b.getBF16Type()), codes, scales);
+      Value pb = arith::TruncFOp::create(
+          w.b, w.loc, w.vec({kRows, t}, w.b.getBF16Type()), p);
+      return contract(w, pb, v, acc, /*rhsTransposed=*/false);
+    }
+    case ElementCode::fp8_e4m3: {
+      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, d}, i8),
+                                           cache, cOff, valid, nullptr);
+      Value v = w.bitcast(bytes, w.b.getType<Float8E4M3FNType>());
+      // P in [0, 256]: RNE to E4M3 by the format's own encoder.
+      ScalarEmitter es(w.b, w.loc, {kRows, t});
+      Value codes = arith::TruncIOp::create(
+          w.b, w.loc, w.vec({kRows, t}, i8), es.fp8Encode(p));
+      Value p8 = w.bitcast(codes, w.b.getType<Float8E4M3FNType>());
+      return contract(w, p8, v, acc, /*rhsTransposed=*/false);
+    }
+    case ElementCode::bf16: {
+      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, 2 * d}, i8),
+                                           cache, cOff, valid, nullptr);
+      Value v = w.bitcast(bytes, w.b.getBF16Type());
+      Value pb = arith::TruncFOp::create(
+          w.b, w.loc, w.vec({kRows, t}, w.b.getBF16Type()), p);
+      return contract(w, pb, v, acc, /*rhsTransposed=*/false);
+    }
+    }
+    llvm_unreachable("unknown element code");
+  }
+};
+
+/// The block-table entry of each of the \p t tokens of the tile starting at
+/// \p t0 (token i at position t0 + i). The table is read once per block of
+/// the tile, not once per token: a tile spans t / bs blocks when bs divides
+/// the tile (an entry per block, expanded to its tokens) and one block when
+/// the tile divides bs (one uniform entry); other block sizes read an entry
+/// per token. Entries of tokens past \p end are 0 (a null \p end: the tile is
+/// full, no entry is masked).
+/// With \p maxBlock (an i32, num_blocks - 1), entries are clamped into
+/// [0, maxBlock] in i32, before the widening to index: a v_med3_i32 per
+/// entry, where a clamp of 64-bit indices costs compares and select pairs.
+inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value t0,
+                     Value end, int64_t bs, int64_t t, Value tok,
+                     Value valid, Value maxBlock = Value()) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  Type i32 = b.getI32Type();
+  Value c0 = w.idx(0);
+  Value first = w.add(tableRow, w.divu(t0, w.idx(bs)));
+  Value ids;
+  if (bs % t == 0) {
+    // One block for the whole tile (tiles are aligned to t).
+    Value id = memref::LoadOp::create(b, loc, tables, ValueRange{first});
+    ids = w.splat(id, {t});
+  } else if (t % bs == 0) {
+    int64_t nb = t / bs;
+    Value entries = w.add(w.splat(first, {nb}), w.step(nb));
+    Value starts = w.add(w.splat(t0, {nb}),
+                         w.mul(w.step(nb), w.splat(w.idx(bs), {nb})));
+    Value used = end ? w.cmp(CmpIPredicate::ult, starts, w.splat(end, {nb}))
+                     : w.constSplat(b.getBoolAttr(true), {nb});
+    Value perBlock = vector::GatherOp::create(
+        b, loc, w.vec({nb}, i32), tables, ValueRange{c0}, entries, used,
+        w.constSplat(b.getI32IntegerAttr(0), {nb}));
+    Value col = vector::ShapeCastOp::create(b, loc, w.vec({nb, 1}, i32),
+                                            perBlock);
+    Value wide = vector::BroadcastOp::create(b, loc, w.vec({nb, bs}, i32), col);
+    ids = vector::ShapeCastOp::create(b, loc, w.vec({t}, i32), wide);
+  } else {
+    Value entry = w.add(w.splat(tableRow, {t}),
+                        w.divu(tok, w.splat(w.idx(bs), {t})));
+    ids = vector::GatherOp::create(b, loc, w.vec({t}, i32), tables,
+                                   ValueRange{c0}, entry, valid,
+                                   w.constSplat(b.getI32IntegerAttr(0), {t}));
+  }
+  if (maxBlock) {
+    ids = w.max(w.min(ids, w.splat(maxBlock, {t})),
+                w.constSplat(b.getI32IntegerAttr(0), {t}));
+    // Non-negative after the clamp (num_blocks <= 0 gives length 0: no
+    // tile is read).
+    return arith::IndexCastUIOp::create(b, loc, w.vec({t}, b.getIndexType()),
+                                        ids);
+  }
+  return arith::IndexCastOp::create(b, loc, w.vec({t}, b.getIndexType()), ids);
+}
+
+//===----------------------------------------------------------------------===//
+// Issue 13's options: per-32 query scales, channel means (docs/accuracy.md)
+//===----------------------------------------------------------------------===//
+
+/// The extra arguments of the three attention kernels, after their other
+/// arguments (which keep their positions).
+inline void addOptionArgs(const AttentionConfig &cfg, StringRef kernel,
+                   KernelSpec &spec) {
+  const int64_t d = cfg.headDim, hq = cfg.numQHeads, hkv = cfg.numKVHeads;
+  bool query = kernel == "query", partial = kernel == "partial";
+  if (cfg.scaledQuery && (query || partial))
+    spec.args.push_back(
+        {"query_scales", "global_buffer", "u8", {"num_seqs", hq, d / 32},
+         query ? "write" : "read",
+         "workspace: the UE8M0 scale of each 32 channels of the prepared "
+         "query (query_precision = fp8_e4m3_scaled; the MFMA's A scales)"});
+  if (cfg.kMean && query)
+    spec.args.push_back({"k_mean", "global_buffer", "f32", {hkv, d}, "read",
+                         "per-channel key mean of each KV head (the cache "
+                         "write subtracted it)"});
+  if (cfg.kMean && (query || partial))
+    spec.args.push_back(
+        {"query_bias", "global_buffer", "f32", {"num_seqs", hq},
+         query ? "write" : "read",
+         "workspace: prepared query . rotated k_mean, added to every logit"});
+  if (cfg.vMean && kernel == "merge")
+    spec.args.push_back({"v_mean", "global_buffer", "f32", {hkv, d}, "read",
+                         "per-channel value mean of each KV head, added back "
+                         "with the keys' share of the softmax"});
+}
+
+/// The FP8 codes (i32, [D]) of the f32 query row \p x with one UE8M0 scale
+/// per 32 channels (ref::QueryPrecision::FP8_E4M3_Scaled): \p bytes gets the
+/// scale bytes ([D / 32] i32).
+inline Value scaledQueryCodes(WaveBuilder &w, Value x, int64_t d, Value &bytes) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t groups = d / 32;
+  Type f32 = b.getF32Type();
+  Value xg = vector::ShapeCastOp::create(b, loc, w.vec({groups, 32}, f32), x);
+  // NaN propagates (maximumf), and a non-finite maximum gives scale 1.
+  Value amax = w.reduceRows(vector::CombiningKind::MAXIMUMF,
+                            math::AbsFOp::create(b, loc, xg),
+                            w.constSplat(b.getF32FloatAttr(0.0f), {groups}));
+  ScalarEmitter gs(b, loc, {groups});
+  ScalarEmitter es(b, loc, {groups, 32});
+  bytes = gs.fp8BlockScaleByte(gs.bits(amax));
+  Value inv = w.broadcastRows(gs.e8m0Reciprocal(bytes), 32);
+  Value codes = es.fp8Encode(arith::MulFOp::create(b, loc, xg, inv));
+  return vector::ShapeCastOp::create(b, loc, w.vec({d}, b.getI32Type()),
+                                     codes);
+}
+
+/// The values of scaled query codes: fp8(codes) * 2^e per 32 channels.
+inline Value scaledQueryValues(WaveBuilder &w, Value codes, Value bytes, int64_t d) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t groups = d / 32;
+  Value cg = vector::ShapeCastOp::create(
+      b, loc, w.vec({groups, 32}, b.getI32Type()), codes);
+  ScalarEmitter gs(b, loc, {groups});
+  ScalarEmitter es(b, loc, {groups, 32});
+  Value dec = arith::MulFOp::create(b, loc, es.fp8Decode(cg),
+                                    w.broadcastRows(gs.e8m0Decode(bytes), 32));
+  return vector::ShapeCastOp::create(b, loc, w.vec({d}, b.getF32Type()), dec);
+}
+
+/// q . rot(mean) for the prepared query values \p q ([D] f32) and the row
+/// \p mean ([D] f32, original domain) rotated like the keys (f64
+/// butterfly, one rounding: the reference's rotation of the mean).
+inline Value meanBias(WaveBuilder &w, const AttentionConfig &cfg, Value q,
+               Value mean) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t d = cfg.headDim;
+  Type f32 = b.getF32Type();
+  if (cfg.kFormat.isRotated()) {
+    Value m64 = arith::ExtFOp::create(b, loc, w.vec({d}, b.getF64Type()), mean);
+    mean = arith::TruncFOp::create(b, loc, w.vec({d}, f32),
+                                   uq::RotateOp::create(b, loc, m64));
+  }
+  Value prod = arith::MulFOp::create(b, loc, q, mean);
+  Value row = vector::ShapeCastOp::create(b, loc, w.vec({1, d}, f32), prod);
+  return w.reduceRows(vector::CombiningKind::ADD, row,
+                      w.constSplat(b.getF32FloatAttr(0.0f), {1}));
+}
+
+} // namespace uq::wave::detail
+
+#endif // UQ_LIB_CONVERSION_UQTOWAVE_ATTENTIONCOMMON_H

@@ -1,0 +1,228 @@
+//===- PagedAttentionTest.cpp - uq.paged_attention on the gfx950 path -----===//
+//
+// uq.paged_attention (prefill chunks and decodes in one launch) compiled
+// through the compiler's stages to a gfx950 code object, run in the
+// emulator from the kernel JSON, and compared with ref::pagedAttention:
+// every output inside the per-element bound of ref::attentionErrorBounds
+// (the kernels' rounding of P, derived as for decode in
+// EmulatedAttention.cpp). One code object per configuration (run-time
+// sizes) serves every batch of a test.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Target/EmulatedAttention.h"
+
+#include "uq/Reference/Reference.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace uq;
+
+namespace {
+
+struct Batch {
+  std::vector<int32_t> queryLens, seqLens;
+  int64_t leading = 0, trailing = 0;
+};
+
+std::string describe(const Batch &b) {
+  std::string s = "q/len";
+  for (size_t i = 0; i < b.queryLens.size(); ++i)
+    s += " " + std::to_string(b.queryLens[i]) + "/" +
+         std::to_string(b.seqLens[i]);
+  return s + " lead " + std::to_string(b.leading) + " trail " +
+         std::to_string(b.trailing);
+}
+
+/// Compiles \p config once and checks every batch against the reference.
+void runBatches(const AttentionProblem &config, int64_t window,
+                const std::vector<Batch> &batches) {
+  PagedAttentionProblem shape;
+  shape.config = config;
+  shape.window = window;
+  auto compiled = CompiledPagedAttention::compile(shape);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  uint64_t seed = 5;
+  for (const Batch &b : batches) {
+    PagedAttentionProblem pp = shape;
+    pp.config.seed = seed++;
+    pp.queryLens = b.queryLens;
+    pp.seqLens = b.seqLens;
+    pp.leadingTokens = b.leading;
+    pp.trailingTokens = b.trailing;
+    auto report = (*compiled)->run(pp);
+    ASSERT_TRUE(static_cast<bool>(report))
+        << describe(b) << ": " << llvm::toString(report.takeError());
+    EXPECT_EQ(report->outsideBound, 0)
+        << describe(b) << ": of " << report->numOutputs
+        << " outputs; max abs error " << report->maxAbsError << ", rel L2 "
+        << report->relL2;
+    EXPECT_LT(report->relL2, 0.02) << describe(b);
+    EXPECT_GT(report->numOutputs, 0);
+  }
+}
+
+AttentionProblem config(int64_t hq, int64_t hkv, int64_t d,
+                        KVCacheKind format = KVCacheKind::UltraQuant) {
+  AttentionProblem pb;
+  pb.numQHeads = hq;
+  pb.numKVHeads = hkv;
+  pb.headDim = d;
+  pb.format = format;
+  return pb;
+}
+
+// A mixed batch: decodes (query length 1) and prefill chunks of 1..300
+// tokens over contexts of 0..3000 tokens, with tokens no sequence covers.
+TEST(PagedAttentionGPU, MixedBatchUQ4) {
+  runBatches(config(8, 1, 128), 0,
+             {{{1, 300, 1, 17, 0, 5}, {1, 1200, 3000, 17, 0, 5}, 2, 3},
+              {{64, 1, 2}, {64, 1, 700}, 0, 0}});
+}
+
+// GQA ratios 1..16 (odd ones leave MFMA rows idle), D 64 and 256, sinks.
+TEST(PagedAttentionGPU, GQARatiosHeadDimsSinks) {
+  struct Case {
+    int64_t hq, hkv, d;
+  };
+  for (Case c : {Case{2, 2, 64}, Case{6, 2, 128}, Case{5, 1, 64},
+                 Case{16, 1, 256}}) {
+    SCOPED_TRACE("Hq " + std::to_string(c.hq) + " Hkv " +
+                 std::to_string(c.hkv) + " D " + std::to_string(c.d));
+    AttentionProblem pb = config(c.hq, c.hkv, c.d);
+    pb.sinks = true;
+    runBatches(pb, 0, {{{1, 37, 9}, {200, 101, 9}, 1, 1}});
+  }
+}
+
+// A sliding window: rows see only the last W keys (several rows of a tile
+// start in different key tiles).
+TEST(PagedAttentionGPU, SlidingWindow) {
+  AttentionProblem pb = config(4, 1, 128);
+  pb.sinks = true;
+  runBatches(pb, 45, {{{1, 90, 3}, {400, 150, 3}, 0, 0}});
+}
+
+// The FP8-KV and BF16-KV baselines through the same kernels.
+TEST(PagedAttentionGPU, FP8AndBF16Caches) {
+  for (KVCacheKind k : {KVCacheKind::FP8, KVCacheKind::BF16}) {
+    SCOPED_TRACE(kvCacheKindName(k));
+    runBatches(config(8, 2, 128, k), 0, {{{1, 70, 33}, {500, 170, 33}, 1, 0}});
+  }
+}
+
+// Rotated values (the output is rotated back by the merge) and a bf16
+// result.
+TEST(PagedAttentionGPU, RotatedValuesBF16Output) {
+  AttentionProblem pb = config(8, 1, 128);
+  pb.vRotated = true;
+  pb.outType = "bf16";
+  runBatches(pb, 0, {{{3, 1}, {50, 20}, 0, 2}});
+}
+
+// A chunked prefill in two calls gives the bits of one call: the second
+// chunk's tokens sit at the same positions and see the same keys.
+TEST(PagedAttentionGPU, ChunkedPrefillTwoCallsEqualOne) {
+  const int32_t prefix = 260, chunk1 = 70, chunk2 = 45;
+  const int32_t total = prefix + chunk1 + chunk2;
+  PagedAttentionProblem one;
+  one.config = config(8, 1, 128);
+  one.config.sinks = true;
+  one.cachedLens = {total};
+  auto compiled = CompiledPagedAttention::compile(one);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  const int64_t row = 8 * 128;
+  // The query of the chunk1 + chunk2 tokens, bf16-representable.
+  std::vector<float> q(int64_t(chunk1 + chunk2) * row);
+  for (size_t i = 0; i < q.size(); ++i)
+    q[i] = ref::bf16ToFloat(ref::floatToBf16(std::sin(0.37f * float(i))));
+  one.queryLens = {chunk1 + chunk2};
+  one.seqLens = {total};
+  one.query = q;
+  auto whole = (*compiled)->run(one);
+  ASSERT_TRUE(static_cast<bool>(whole)) << llvm::toString(whole.takeError());
+  EXPECT_EQ(whole->outsideBound, 0);
+
+  PagedAttentionProblem first = one, second = one;
+  first.queryLens = {chunk1};
+  first.seqLens = {prefix + chunk1};
+  first.query.assign(q.begin(), q.begin() + chunk1 * row);
+  second.queryLens = {chunk2};
+  second.seqLens = {total};
+  second.query.assign(q.begin() + chunk1 * row, q.end());
+  auto a = (*compiled)->run(first);
+  ASSERT_TRUE(static_cast<bool>(a)) << llvm::toString(a.takeError());
+  auto b = (*compiled)->run(second);
+  ASSERT_TRUE(static_cast<bool>(b)) << llvm::toString(b.takeError());
+  EXPECT_EQ(a->outsideBound, 0);
+  EXPECT_EQ(b->outsideBound, 0);
+  std::vector<float> joined = a->output;
+  joined.insert(joined.end(), b->output.begin(), b->output.end());
+  ASSERT_EQ(joined.size(), whole->output.size());
+  int64_t differ = 0;
+  for (size_t i = 0; i < joined.size(); ++i)
+    differ += std::memcmp(&joined[i], &whole->output[i], 4) != 0;
+  EXPECT_EQ(differ, 0) << "of " << joined.size() << " outputs";
+}
+
+// Split-K over the keys (several partitions merged) gives results inside
+// the same bound, and a sequence without keys gives zeros.
+TEST(PagedAttentionGPU, PartitionsAndEmptySequences) {
+  PagedAttentionProblem pp;
+  pp.config = config(8, 1, 128);
+  pp.config.sinks = true;
+  pp.config.partitionSize = 64;
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {40, 3, 1};
+  pp.seqLens = {300, 0, 2};
+  pp.trailingTokens = 2;
+  for (int64_t parts : {int64_t(0), int64_t(1), int64_t(3)}) {
+    pp.numPartitions = parts;
+    auto report = (*compiled)->run(pp);
+    ASSERT_TRUE(static_cast<bool>(report))
+        << llvm::toString(report.takeError());
+    EXPECT_EQ(report->outsideBound, 0) << parts << " partitions";
+    // Tokens 40..42 (length-0 sequence) and the two trailing ones are 0.
+    const int64_t row = 8 * 128;
+    for (int64_t tok : {40, 41, 42, 44, 45})
+      for (int64_t i = 0; i < row; ++i)
+        ASSERT_EQ(report->output[tok * row + i], 0.0f)
+            << "token " << tok << ", " << parts << " partitions";
+  }
+}
+
+// A NaN sink makes the outputs of tokens that see a key NaN; a token that
+// sees no key stays 0 (docs/dialect.md, input policy).
+TEST(PagedAttentionGPU, NaNSinkPolicy) {
+  PagedAttentionProblem pp;
+  pp.config = config(2, 1, 64);
+  pp.config.sinks = true;
+  pp.config.sinkValues = {NAN, 0.5f};
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {4};
+  pp.seqLens = {2}; // tokens 0, 1 at positions -2, -1: no key
+  auto report = (*compiled)->run(pp);
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_EQ(report->outsideBound, 0);
+  const int64_t d = 64;
+  for (int64_t tok = 0; tok < 4; ++tok)
+    for (int64_t h = 0; h < 2; ++h) {
+      float x = report->output[(tok * 2 + h) * d];
+      if (tok < 2)
+        EXPECT_EQ(x, 0.0f) << "token " << tok << " head " << h;
+      else if (h == 0)
+        EXPECT_TRUE(std::isnan(x)) << "token " << tok;
+      else
+        EXPECT_FALSE(std::isnan(x)) << "token " << tok;
+    }
+}
+
+} // namespace
