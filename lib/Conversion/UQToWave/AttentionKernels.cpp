@@ -323,7 +323,11 @@ gpu::GPUFuncOp uq::wave::buildQueryKernel(OpBuilder &b, Location loc,
   Value seq = w.blockId(gpu::Dimension::x);
   Value head = w.blockId(gpu::Dimension::y);
   Value numSeqs = arg(f, spec, w, "num_seqs");
-  guardBody(w, w.cmp(CmpIPredicate::ult, seq, numSeqs));
+  // Workgroups past the grid rule do nothing.
+  guardBody(w, w.andi(w.cmp(CmpIPredicate::ult, seq, numSeqs),
+                      w.andi(w.cmp(CmpIPredicate::ult, head, w.idx(hq)),
+                             w.cmp(CmpIPredicate::eq,
+                                   w.blockId(gpu::Dimension::z), w.idx(0)))));
 
   // One query row [D] per workgroup.
   Value at = w.mul(w.add(w.mul(seq, w.idx(hq)), head), w.idx(d));
@@ -409,7 +413,8 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
   Value maxBlocks = arg(f, spec, w, "max_blocks");
   Value numParts = arg(f, spec, w, "num_partitions");
   guardBody(w, w.andi(w.cmp(CmpIPredicate::ult, seq, numSeqs),
-                      w.cmp(CmpIPredicate::ult, part, numParts)));
+                      w.andi(w.cmp(CmpIPredicate::ult, part, numParts),
+                             w.cmp(CmpIPredicate::ult, kvh, w.idx(hkv)))));
 
   Value cache = arg(f, spec, w, "cache");
   Value tables = arg(f, spec, w, "block_tables");
@@ -560,7 +565,11 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
   Value seq = w.blockId(gpu::Dimension::y);
   Value numSeqs = arg(f, spec, w, "num_seqs");
   Value numParts = arg(f, spec, w, "num_partitions");
-  guardBody(w, w.cmp(CmpIPredicate::ult, seq, numSeqs));
+  // Workgroups past the grid rule do nothing.
+  guardBody(w, w.andi(w.cmp(CmpIPredicate::ult, seq, numSeqs),
+                      w.andi(w.cmp(CmpIPredicate::ult, head, w.idx(hq)),
+                             w.cmp(CmpIPredicate::eq,
+                                   w.blockId(gpu::Dimension::z), w.idx(0)))));
 
   Type f32 = b.getF32Type();
   float ninf = -std::numeric_limits<float>::infinity();
