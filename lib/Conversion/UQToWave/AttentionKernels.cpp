@@ -595,19 +595,29 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
         arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0.0f)));
     return std::make_tuple(i, mx, sm, empty);
   };
+  // The loop also counts the non-empty partitions: a row without any key
+  // is 0 whatever its sink (a NaN or +Inf sink would make it NaN), as in
+  // the reference and the linalg path (docs/kernel-input-policy.md).
   auto gmax = scf::ForOp::create(
-      b, loc, c0, numParts, c1, ValueRange{sink},
+      b, loc, c0, numParts, c1, ValueRange{sink, w.f32(0.0f)},
       [&](OpBuilder &lb, Location, Value p, ValueRange iter) {
         auto [i, mx, sm, empty] = partition(lb, p);
         (void)i;
         (void)sm;
+        Value zero = arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0));
+        Value one = arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(1));
         Value v = arith::SelectOp::create(
             lb, loc, empty,
             arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(ninf)), mx);
+        Value keys = arith::AddFOp::create(
+            lb, loc, iter[1], arith::SelectOp::create(lb, loc, empty, zero, one));
         scf::YieldOp::create(
-            lb, loc, ValueRange{arith::MaximumFOp::create(lb, loc, iter[0], v)});
+            lb, loc,
+            ValueRange{arith::MaximumFOp::create(lb, loc, iter[0], v), keys});
       });
   Value gm = gmax.getResult(0);
+  Value noKeys = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       gmax.getResult(1), w.f32(0.0f));
   // With no partition and no sink the row is 0 (M = -inf is replaced by 0
   // so that no -inf - -inf is formed).
   Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, gm,
@@ -647,7 +657,7 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
   Value denZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                         den, w.f32(0.0f));
   Value out = arith::DivFOp::create(b, loc, acc, w.splat(den, {d}));
-  out = w.select(denZero, zeroRow, out);
+  out = w.select(arith::OrIOp::create(b, loc, denZero, noKeys), zeroRow, out);
   if (cfg.vFormat.isRotated()) {
     Value o64 = arith::ExtFOp::create(b, loc, w.vec({d}, b.getF64Type()), out);
     out = arith::TruncFOp::create(b, loc, w.vec({d}, f32),
