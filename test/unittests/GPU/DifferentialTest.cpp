@@ -113,7 +113,7 @@ void randomSizes(AttentionProblem &pb, uint64_t seed) {
   int64_t batch = pick(1, 7);
   int64_t budget = pb.headDim == 256 ? 1500 : 3000;
   for (int64_t i = 0; i < batch; ++i) {
-    int64_t len = chance(0.15)   ? pick(300, budget)
+    int64_t len = chance(0.15)   ? pick(std::min<int64_t>(300, budget), budget)
                   : chance(0.25) ? pick(65, 300)
                                  : pick(0, 64);
     budget = std::max<int64_t>(budget - len, 64);
@@ -178,7 +178,11 @@ TEST(Differential, RandomShapesGPUvsCPUvsReference) {
           << "GPU vs reference: of " << report->numOutputs
           << " outputs; rel L2 " << report->relL2 << ", max abs "
           << report->maxAbsError;
-      EXPECT_EQ(report->nanOutputs + report->infOutputs, 0);
+      // No NaN from finite data. (Infinities can be right: a block-table
+      // entry clamped onto an unwritten block reads its 0x5A filler, bf16
+      // 1.5e16, and an f16 result overflows -- the reference rounded to the
+      // result type says the same, which outsideBound checks.)
+      EXPECT_EQ(report->nanOutputs, 0);
       const AttentionReport::CPURun &cpu = report->linalgCPU;
       ASSERT_TRUE(cpu.ran);
       EXPECT_EQ(cpu.cacheMismatches, 0) << "CPU (linalg) cache write";
