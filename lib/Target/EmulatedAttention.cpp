@@ -5,6 +5,7 @@
 #include "uq/Emulator/KernelsJson.h"
 #include "uq/Emulator/TimingModel.h"
 #include "uq/Reference/Reference.h"
+#include "uq/Runtime/CPURunner.h"
 #include "uq/Target/Compiler.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -246,6 +247,7 @@ llvm::Expected<Paging> makePaging(const AttentionProblem &pb,
   }
   p.slots.push_back(-1);
   p.slots.push_back(p.numBlocks * bs + 1);
+  p.slots.insert(p.slots.end(), pb.extraSlots.begin(), pb.extraSlots.end());
   for (auto [s, col, id] : pb.tableOverrides) {
     if (s < 0 || s >= p.seqs || col < 0 || col >= p.maxBlocks)
       return makeError("table override outside the block table");
@@ -322,6 +324,8 @@ std::string programIR(const AttentionProblem &pb, const Paging &p) {
 struct Launcher {
   emu::Emulator &em;
   const std::vector<emu::KernelDescription> &kernels;
+  /// Workgroups added to each grid dimension (AttentionProblem::extraGrid).
+  std::array<uint32_t, 3> extraGrid = {0, 0, 0};
 
   llvm::Error launch(llvm::StringRef name,
                      std::map<std::string, std::vector<uint8_t>> &buffers,
@@ -353,6 +357,9 @@ struct Launcher {
       return grid.takeError();
     emu::LaunchConfig cfg;
     cfg.grid = *grid;
+    for (int i = 0; i < 3; ++i)
+      if ((*grid)[i] != 0)
+        cfg.grid[i] += extraGrid[i];
     cfg.block = it->block.value_or(std::array<uint32_t, 3>{64, 1, 1});
     cfg.argSpecs = it->args;
     cfg.requiredBlock = it->block;
@@ -383,6 +390,13 @@ struct CompiledAttention::Impl {
   std::string ir, json, hsaco;
   std::unique_ptr<emu::CodeObject> codeObject;
   std::vector<emu::KernelDescription> kernels;
+  /// The program's @write and @decode compiled for the CPU paths, on first
+  /// use: linalg and wave-level kernels.
+  using CPUPair = std::pair<std::unique_ptr<runtime::CPUProgram>,
+                            std::unique_ptr<runtime::CPUProgram>>;
+  CPUPair linalgCPU, waveCPU;
+  llvm::Expected<std::pair<runtime::CPUProgram *, runtime::CPUProgram *>>
+  cpuPrograms(bool wave);
 };
 
 CompiledAttention::CompiledAttention() : impl(std::make_unique<Impl>()) {}
@@ -495,15 +509,27 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   auto [kf, vf] = formats(pb);
   ref::CacheGeometry geom{p.numBlocks, bs, hkv, d, p.slotBytes};
   const int64_t cacheBytes = ref::cacheBytes(geom);
-  // A recognisable pattern: bytes nobody writes must survive. The reference
-  // rejects the slot past the cache (the kernels skip it): it writes all
-  // but that one.
+  // The reference writes the tokens whose slot is inside the cache (the
+  // kernels skip the others; the reference rejects a slot past the cache).
+  const int64_t capacitySlots = p.numBlocks * bs;
+  std::vector<float> refK, refV;
+  std::vector<int64_t> refSlots;
+  for (int64_t t = 0; t < numTokens; ++t) {
+    if (p.slots[t] < 0 || p.slots[t] >= capacitySlots)
+      continue;
+    refSlots.push_back(p.slots[t]);
+    refK.insert(refK.end(), k.values.begin() + t * hkv * d,
+                k.values.begin() + (t + 1) * hkv * d);
+    refV.insert(refV.end(), v.values.begin() + t * hkv * d,
+                v.values.begin() + (t + 1) * hkv * d);
+  }
+  // A recognisable pattern: bytes nobody writes must survive.
   std::vector<uint8_t> refCache(cacheBytes, 0x5A);
-  if (ref::Status st =
-          ref::cacheWrite(kf, vf, geom, k.values.data(), v.values.data(),
-                          p.slots.data(), numTokens - 1, refCache.data(),
-                          pb.kMean ? kMean.data() : nullptr,
-                          pb.vMean ? vMean.data() : nullptr);
+  if (ref::Status st = ref::cacheWrite(kf, vf, geom, refK.data(), refV.data(),
+                                       refSlots.data(), refSlots.size(),
+                                       refCache.data(),
+                                       pb.kMean ? kMean.data() : nullptr,
+                                       pb.vMean ? vMean.data() : nullptr);
       !st.ok())
     return makeError("reference cacheWrite: " + st.message());
 
@@ -511,7 +537,7 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   report.ir = impl->ir;
   report.kernelsJson = impl->json;
   emu::Emulator em(*impl->codeObject);
-  Launcher launcher{em, impl->kernels};
+  Launcher launcher{em, impl->kernels, pb.extraGrid};
   std::map<std::string, std::vector<uint8_t>> buffers;
   // 1. Cache write on the GPU (or the reference's bytes).
   if (pb.gpuCacheWrite) {
@@ -534,18 +560,44 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   } else {
     buffers["cache"] = refCache;
   }
-  const std::vector<uint8_t> cache = buffers["cache"];
+  // The cache the decode reads: the written one, cut to or extended to
+  // decodeNumBlocks blocks, with the problem's byte overrides.
+  std::vector<uint8_t> cache = buffers["cache"];
+  const int64_t decodeBlocks =
+      pb.decodeNumBlocks >= 0 ? pb.decodeNumBlocks : p.numBlocks;
+  ref::CacheGeometry decodeGeom = geom;
+  decodeGeom.numBlocks = decodeBlocks;
+  cache.resize(decodeBlocks * bs * hkv * p.slotBytes, 0x5A);
+  for (auto [at, byte] : pb.cacheOverrides) {
+    if (at < 0 || at >= int64_t(cache.size()))
+      return makeError("cache override at byte " + llvm::Twine(at) +
+                       " outside the cache of " + llvm::Twine(cache.size()) +
+                       " bytes");
+    cache[at] = byte;
+  }
+  std::vector<int32_t> lens = pb.seqLens;
+  if (!pb.decodeSeqLens.empty()) {
+    if (pb.decodeSeqLens.size() != lens.size())
+      return makeError("decodeSeqLens must have one length per sequence");
+    lens = pb.decodeSeqLens;
+  }
+  if (!shape.dynamicShapes && decodeBlocks != p.numBlocks)
+    return makeError("decodeNumBlocks needs dynamicShapes");
 
   // 2. Query, partitions, merge.
-  const int64_t parts = std::max<int64_t>(
-      1, (p.maxBlocks * bs + pb.partitionSize - 1) / pb.partitionSize);
+  const int64_t parts =
+      pb.numPartitions > 0
+          ? pb.numPartitions
+          : std::max<int64_t>(1, (p.maxBlocks * bs + pb.partitionSize - 1) /
+                                     pb.partitionSize);
   report.numPartitions = parts;
   unsigned wsBytes = pb.format == KVCacheKind::BF16 ? 2 : 1;
   unsigned outBytes = pb.outType == "f32" ? 4 : 2;
+  buffers["cache"] = cache;
   buffers["query"] = q.bytes;
   buffers["query_prepared"] = std::vector<uint8_t>(s * hq * d * wsBytes);
   buffers["block_tables"] = toBytes(p.tables);
-  buffers["seq_lens"] = toBytes(pb.seqLens);
+  buffers["seq_lens"] = toBytes(lens);
   buffers["partial_out"] = std::vector<uint8_t>(s * hq * parts * d * 4);
   buffers["partial_max"] = std::vector<uint8_t>(s * hq * parts * 4);
   buffers["partial_sum"] = std::vector<uint8_t>(s * hq * parts * 4);
@@ -558,7 +610,7 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   buffers["query_scales"] = std::vector<uint8_t>(s * hq * (d / 32), 0xFF);
   buffers["query_bias"] = std::vector<uint8_t>(s * hq * 4, 0xFF);
   std::map<std::string, int64_t> scalars = {{"num_seqs", s},
-                                            {"num_blocks", p.numBlocks},
+                                            {"num_blocks", decodeBlocks},
                                             {"max_blocks", p.maxBlocks},
                                             {"num_partitions", parts}};
   if (llvm::Error err = launcher.launch("decode_0_query", buffers, scalars,
@@ -570,15 +622,19 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   if (llvm::Error err = launcher.launch("decode_0_merge", buffers, scalars,
                                         report.mergeStats))
     return std::move(err);
-  std::vector<float> out(s * hq * d);
-  if (outBytes == 4) {
-    out = fromBytes<float>(buffers["out"]);
-  } else {
-    std::vector<uint16_t> half = fromBytes<uint16_t>(buffers["out"]);
-    for (size_t i = 0; i < half.size(); ++i)
-      out[i] = pb.outType == "bf16" ? ref::bf16ToFloat(half[i])
+  auto resultFloats = [&](const std::vector<uint8_t> &bytes) {
+    std::vector<float> o(s * hq * d);
+    if (outBytes == 4) {
+      o = fromBytes<float>(bytes);
+    } else {
+      std::vector<uint16_t> half = fromBytes<uint16_t>(bytes);
+      for (size_t i = 0; i < half.size(); ++i)
+        o[i] = pb.outType == "bf16" ? ref::bf16ToFloat(half[i])
                                     : halfToFloat(half[i]);
-  }
+    }
+    return o;
+  };
+  std::vector<float> out = resultFloats(buffers["out"]);
 
   // The reference (pagedAttention: decode with the kernels' index policy)
   // and the per-element bound of the kernels' rounding of P.
@@ -595,8 +651,8 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   std::iota(qsl.begin(), qsl.end(), 0);
   std::vector<float> expected(s * hq * d);
   if (ref::Status st = ref::pagedAttention(
-          kf, vf, geom, cache.data(), params, 0, q.values.data(), s, hq,
-          qsl.data(), s, p.tables.data(), p.maxBlocks, pb.seqLens.data(),
+          kf, vf, decodeGeom, cache.data(), params, 0, q.values.data(), s, hq,
+          qsl.data(), s, p.tables.data(), p.maxBlocks, lens.data(),
           pb.sinks ? sinks.data() : nullptr, expected.data());
       !st.ok())
     return makeError("reference attention: " + st.message());
@@ -607,8 +663,8 @@ CompiledAttention::run(const AttentionProblem &pb) const {
                       : std::ldexp(1.0, -8);
   std::vector<double> bounds(s * hq * d);
   if (ref::Status st = ref::attentionErrorBounds(
-          kf, vf, geom, cache.data(), params, 0, q.values.data(), s, hq,
-          qsl.data(), s, p.tables.data(), p.maxBlocks, pb.seqLens.data(),
+          kf, vf, decodeGeom, cache.data(), params, 0, q.values.data(), s, hq,
+          qsl.data(), s, p.tables.data(), p.maxBlocks, lens.data(),
           pb.sinks ? sinks.data() : nullptr, pError, bounds.data());
       !st.ok())
     return makeError("reference bounds: " + st.message());
@@ -616,25 +672,141 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   double outRound = pb.outType == "bf16"  ? std::ldexp(1.0, -9)
                     : pb.outType == "f16" ? std::ldexp(1.0, -12)
                                           : 0.0;
-  double errSq = 0, refSq = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    double want = expected[i], got = out[i];
-    double bound = bounds[i] + outRound * std::fabs(want);
-    if (std::isnan(want) || std::isnan(got)) {
-      report.outsideBound += std::isnan(want) != std::isnan(got);
-      continue;
+  auto boundAt = [&](size_t i) {
+    return bounds[i] + outRound * std::fabs(double(expected[i]));
+  };
+  // Non-finite values must agree exactly (NaN with NaN, Inf with the same
+  // Inf); finite ones within the bound.
+  auto agree = [](double a, double b, double bound) {
+    if (std::isnan(a) || std::isnan(b))
+      return std::isnan(a) && std::isnan(b);
+    if (std::isinf(a) || std::isinf(b))
+      return a == b;
+    return std::fabs(a - b) <= bound;
+  };
+  struct Comparison {
+    int64_t outside = 0;
+    double relL2 = 0, maxAbs = 0;
+  };
+  // The reference's value as the result type holds it where that is not
+  // finite: a result above the largest bf16/f16 is +-Inf in that type (the
+  // kernels' and the CPU path's correctly rounded result).
+  auto inResultType = [&](float x) -> double {
+    if (pb.outType == "f16")
+      return double(float(static_cast<_Float16>(x)));
+    if (pb.outType == "bf16")
+      return std::isinf(ref::bf16ToFloat(ref::floatToBf16(x)))
+                 ? double(ref::bf16ToFloat(ref::floatToBf16(x)))
+                 : double(x);
+    return x;
+  };
+  auto compare = [&](const std::vector<float> &got) {
+    Comparison c;
+    double errSq = 0, refSq = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      double want = expected[i], g = got[i];
+      if (std::isinf(inResultType(expected[i])))
+        want = inResultType(expected[i]);
+      if (!agree(g, want, boundAt(i)))
+        ++c.outside;
+      if (!std::isfinite(want) || !std::isfinite(g))
+        continue;
+      double diff = std::fabs(g - want);
+      c.maxAbs = std::max(c.maxAbs, diff);
+      errSq += diff * diff;
+      refSq += want * want;
     }
-    double diff = std::fabs(got - want);
-    if (!(diff <= bound))
-      ++report.outsideBound;
-    report.maxAbsError = std::max(report.maxAbsError, diff);
-    errSq += diff * diff;
-    refSq += want * want;
-  }
+    c.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+    return c;
+  };
+  Comparison gpu = compare(out);
+  report.outsideBound = gpu.outside;
+  report.maxAbsError = gpu.maxAbs;
+  report.relL2 = gpu.relL2;
   report.numOutputs = s * hq * d;
-  report.output = out;
-  report.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  for (float x : out) {
+    report.nanOutputs += std::isnan(x);
+    report.infOutputs += std::isinf(x);
+  }
+
+  // 3. The CPU paths: the same program's cache write (from the same inputs)
+  // and decode (of the same cache as the GPU's decode).
+  for (bool wave : {false, true}) {
+    if (!(wave ? pb.checkWaveCPU : pb.checkLinalgCPU))
+      continue;
+    AttentionReport::CPURun &run = wave ? report.waveCPU : report.linalgCPU;
+    auto cpuOr = impl->cpuPrograms(wave);
+    if (!cpuOr)
+      return cpuOr.takeError();
+    auto [writeProg, decodeProg] = *cpuOr;
+    using runtime::DType;
+    using runtime::HostTensor;
+    auto tensor = [](DType t, std::vector<int64_t> shape,
+                     std::vector<uint8_t> bytes) {
+      HostTensor h;
+      h.dtype = t;
+      h.shape = std::move(shape);
+      h.data = std::move(bytes);
+      return h;
+    };
+    const DType inT = pb.dtype == "bf16" ? DType::BF16 : DType::F32;
+    std::vector<HostTensor> writeArgs = {
+        tensor(inT, {numTokens, hkv, d}, k.bytes),
+        tensor(inT, {numTokens, hkv, d}, v.bytes),
+        tensor(DType::I64, {numTokens}, toBytes(p.slots)),
+        tensor(DType::I8, {p.numBlocks, bs, hkv, p.slotBytes},
+               std::vector<uint8_t>(cacheBytes, 0x5A))};
+    auto written = writeProg->run(writeArgs);
+    if (!written)
+      return makeError(llvm::Twine(wave ? "wave-level" : "linalg") +
+                       " CPU cache write: " +
+                       llvm::toString(written.takeError()));
+    const std::vector<uint8_t> &cpuCache = (*written)[0].data;
+    if (cpuCache.size() != refCache.size())
+      return makeError("CPU cache write returned a cache of the wrong size");
+    for (int64_t i = 0; i < cacheBytes; ++i)
+      run.cacheMismatches += cpuCache[i] != refCache[i];
+    std::vector<HostTensor> decodeArgs = {
+        tensor(inT, {s, hq, d}, q.bytes),
+        tensor(DType::I8, {decodeBlocks, bs, hkv, p.slotBytes}, cache),
+        tensor(DType::I32, {s, p.maxBlocks}, toBytes(p.tables)),
+        tensor(DType::I32, {s}, toBytes(lens))};
+    if (pb.sinks)
+      decodeArgs.push_back(tensor(DType::F32, {hq}, toBytes(sinks)));
+    auto result = decodeProg->run(decodeArgs);
+    if (!result)
+      return makeError(llvm::Twine(wave ? "wave-level" : "linalg") +
+                       " CPU decode: " + llvm::toString(result.takeError()));
+    run.ran = true;
+    run.output = resultFloats((*result)[0].data);
+    Comparison c = compare(run.output);
+    run.outsideBound = c.outside;
+    run.relL2 = c.relL2;
+    for (size_t i = 0; i < out.size(); ++i)
+      run.gpuMismatches += !agree(out[i], run.output[i], 2 * boundAt(i));
+  }
+  report.output = std::move(out);
   return report;
+}
+
+llvm::Expected<std::pair<runtime::CPUProgram *, runtime::CPUProgram *>>
+CompiledAttention::Impl::cpuPrograms(bool wave) {
+  auto &progs = wave ? waveCPU : linalgCPU;
+  if (!progs.first) {
+    runtime::CPURunOptions options;
+    options.waveKernels = wave;
+    options.partitionSize = shape.partitionSize;
+    for (bool write : {true, false}) {
+      auto prog = runtime::CPUProgram::compile(
+          ir, write ? "write" : "decode", options, "emulated-attention");
+      if (!prog)
+        return makeError(llvm::Twine("compiling the problem for the ") +
+                         (wave ? "wave-level" : "linalg") + " CPU path: " +
+                         llvm::toString(prog.takeError()));
+      (write ? progs.first : progs.second) = std::move(*prog);
+    }
+  }
+  return std::make_pair(progs.first.get(), progs.second.get());
 }
 
 llvm::Expected<AttentionReport>

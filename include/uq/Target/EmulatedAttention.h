@@ -17,6 +17,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -89,6 +90,35 @@ struct AttentionProblem {
   float meanScale = 2.0f;
   /// query_precision = fp8_e4m3_scaled: per-32 UE8M0 query scales.
   bool scaledQuery = false;
+
+  /// Adversarial inputs of the input policy (docs/kernel-input-policy.md).
+  /// Each one left at its default changes nothing.
+  /// Slots appended to the cache write's slot_mapping (after the paging's
+  /// slots and its two skipped ones), each with a random K/V row; slots
+  /// outside [0, num_blocks * block_size) must be skipped. Valid slots here
+  /// must not repeat a paging slot (concurrent writes of one slot race).
+  std::vector<int64_t> extraSlots;
+  /// seq_lens given to the decode kernels instead of seqLens (which still
+  /// decide the paging): negative or above capacity test the clamps.
+  std::vector<int32_t> decodeSeqLens;
+  /// num_blocks of the decode: the cache is cut to (or extended with
+  /// unwritten blocks to) this many blocks; -1 = the paging's. 0 = an
+  /// empty cache buffer. Needs dynamicShapes unless equal to the paging's.
+  int64_t decodeNumBlocks = -1;
+  /// num_partitions of the decode; 0 = ceil(max_blocks * block_size /
+  /// partitionSize) (fewer is legal: the last partition covers the rest).
+  int64_t numPartitions = 0;
+  /// Workgroups added to every dimension of every launch's grid beyond the
+  /// JSON's grid rule (they must do nothing).
+  std::array<uint32_t, 3> extraGrid = {0, 0, 0};
+  /// Cache bytes overwritten after the cache write, before the decode
+  /// (byte offset, value), in the cache every path reads.
+  std::vector<std::pair<int64_t, uint8_t>> cacheOverrides;
+  /// Also run the program on the CPU: the linalg path (convert-uq-to-linalg,
+  /// the executable meaning) and/or the wave-level kernels on the CPU
+  /// (uq-cpu-pipeline{wave-kernels=true}); each writes the cache from the
+  /// same inputs and decodes the same cache (see AttentionReport::CPURun).
+  bool checkLinalgCPU = false, checkWaveCPU = false;
 };
 
 /// What the run measured.
@@ -111,6 +141,26 @@ struct AttentionReport {
   std::vector<float> output;
   emu::Stats writeStats, queryStats, partialStats, mergeStats;
   int64_t numPartitions = 0;
+  /// Outputs that are NaN resp. +-Inf (the GPU's).
+  int64_t nanOutputs = 0, infOutputs = 0;
+
+  /// One CPU path's run of the same program (AttentionProblem::
+  /// checkLinalgCPU / checkWaveCPU).
+  struct CPURun {
+    bool ran = false;
+    /// Its cache write's bytes that differ from the reference's cacheWrite.
+    int64_t cacheMismatches = 0;
+    /// Its decode output, and the elements outside the reference's bound
+    /// (as outsideBound for the GPU).
+    std::vector<float> output;
+    int64_t outsideBound = 0;
+    double relL2 = 0;
+    /// Elements where it and the GPU output differ by more than the bound
+    /// (twice the per-element bound: both are within it of the reference),
+    /// or differ in NaN-ness or in an infinite value.
+    int64_t gpuMismatches = 0;
+  };
+  CPURun linalgCPU, waveCPU;
 };
 
 /// A compiled problem configuration: one code object and its JSON.

@@ -671,6 +671,13 @@ public:
     a.numBlocks = dimValue(a.cache, 0);
     a.capacity = arith::MulIOp::create(b, loc, dimValue(a.tables, 1),
                                        s.index(a.blockSize));
+    // A cache without blocks holds no keys: every sequence has length 0
+    // (the block-id clamp to [0, num_blocks - 1] would have no target and
+    // read block -1). Every attention op, as the reference and the kernels.
+    Value noBlocks = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           a.numBlocks, s.index(0));
+    a.capacity =
+        arith::SelectOp::create(b, loc, noBlocks, s.index(0), a.capacity);
     a.scale = op.getScale().convertToFloat();
     // Channel means: the decode ops' k_mean / v_mean (uq.paged_attention
     // has no such operands).
@@ -1457,12 +1464,6 @@ struct PagedAttentionLowering : UQPattern<PagedAttentionOp> {
     Lowering l(rewriter, loc, options);
     OpBuilder &b = rewriter;
     Lowering::Attention a = l.attention(op);
-    // A cache without blocks holds no keys: every sequence has length 0
-    // (the block-id clamp to [0, num_blocks - 1] would have no target).
-    Value noBlocks = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           a.numBlocks, l.s.index(0));
-    a.capacity =
-        arith::SelectOp::create(b, loc, noBlocks, l.s.index(0), a.capacity);
     Value q4 = l.prepareQuery(op.getQuery(), a, op.getQueryPrecision());
     Value sink;
     if (op.getSinks())

@@ -231,9 +231,9 @@ struct FormatOps {
 /// The block-table entry of each of the \p t tokens of the tile starting at
 /// \p t0 (token i at position t0 + i). The table is read once per block of
 /// the tile, not once per token: a tile spans t / bs blocks when bs divides
-/// the tile (an entry per block, expanded to its tokens) and one block when
-/// the tile divides bs (one uniform entry); other block sizes read an entry
-/// per token. Entries of tokens past \p end are 0 (a null \p end: the tile is
+/// the tile (an entry per block, expanded to its tokens; bs >= 4) and one
+/// block when the tile divides bs (one uniform entry); other block sizes
+/// read an entry per token. Entries of tokens past \p end are 0 (a null \p end: the tile is
 /// full, no entry is masked).
 /// With \p maxBlock (an i32, num_blocks - 1), entries are clamped into
 /// [0, maxBlock] in i32, before the widening to index: a v_med3_i32 per
@@ -251,7 +251,9 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
     // One block for the whole tile (tiles are aligned to t).
     Value id = memref::LoadOp::create(b, loc, tables, ValueRange{first});
     ids = w.splat(id, {t});
-  } else if (t % bs == 0) {
+  } else if (t % bs == 0 && bs >= 4) {
+    // (Block sizes 2 and 3 take the per-token path below: the [t/bs x bs]
+    // expansion of bs = 2 has no lane layout the distribution can reshape.)
     int64_t nb = t / bs;
     Value entries = w.add(w.splat(first, {nb}), w.step(nb));
     Value starts = w.add(w.splat(t0, {nb}),

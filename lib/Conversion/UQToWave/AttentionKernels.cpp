@@ -83,7 +83,11 @@ gpu::GPUFuncOp uq::wave::buildQueryKernel(OpBuilder &b, Location loc,
   Value seq = w.blockId(gpu::Dimension::x);
   Value head = w.blockId(gpu::Dimension::y);
   Value numSeqs = arg(f, spec, w, rows);
-  guardBody(w, w.cmp(CmpIPredicate::ult, seq, numSeqs));
+  // Workgroups past the grid rule do nothing.
+  guardBody(w, w.andi(w.cmp(CmpIPredicate::ult, seq, numSeqs),
+                      w.andi(w.cmp(CmpIPredicate::ult, head, w.idx(hq)),
+                             w.cmp(CmpIPredicate::eq,
+                                   w.blockId(gpu::Dimension::z), w.idx(0)))));
 
   // One query row [D] per workgroup.
   Value at = w.mul(w.add(w.mul(seq, w.idx(hq)), head), w.idx(d));
@@ -223,7 +227,8 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
   Value maxBlocks = arg(f, spec, w, "max_blocks");
   Value numParts = arg(f, spec, w, "num_partitions");
   guardBody(w, w.andi(w.cmp(CmpIPredicate::ult, seq, numSeqs),
-                      w.cmp(CmpIPredicate::ult, part, numParts)));
+                      w.andi(w.cmp(CmpIPredicate::ult, part, numParts),
+                             w.cmp(CmpIPredicate::ult, kvh, w.idx(hkv)))));
 
   Value cache = arg(f, spec, w, "cache");
   Value tables = arg(f, spec, w, "block_tables");
@@ -424,7 +429,11 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
   Value seq = w.blockId(gpu::Dimension::y);
   Value numSeqs = arg(f, spec, w, rows);
   Value numParts = arg(f, spec, w, "num_partitions");
-  guardBody(w, w.cmp(CmpIPredicate::ult, seq, numSeqs));
+  // Workgroups past the grid rule do nothing.
+  guardBody(w, w.andi(w.cmp(CmpIPredicate::ult, seq, numSeqs),
+                      w.andi(w.cmp(CmpIPredicate::ult, head, w.idx(hq)),
+                             w.cmp(CmpIPredicate::eq,
+                                   w.blockId(gpu::Dimension::z), w.idx(0)))));
 
   Type f32 = b.getF32Type();
   float ninf = -std::numeric_limits<float>::infinity();
@@ -450,19 +459,29 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
         arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0.0f)));
     return std::make_tuple(i, mx, sm, empty);
   };
+  // The loop also counts the non-empty partitions: a row without any key
+  // is 0 whatever its sink (a NaN or +Inf sink would make it NaN), as in
+  // the reference and the linalg path (docs/kernel-input-policy.md).
   auto gmax = scf::ForOp::create(
-      b, loc, c0, numParts, c1, ValueRange{sink},
+      b, loc, c0, numParts, c1, ValueRange{sink, w.f32(0.0f)},
       [&](OpBuilder &lb, Location, Value p, ValueRange iter) {
         auto [i, mx, sm, empty] = partition(lb, p);
         (void)i;
         (void)sm;
+        Value zero = arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(0));
+        Value one = arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(1));
         Value v = arith::SelectOp::create(
             lb, loc, empty,
             arith::ConstantOp::create(lb, loc, lb.getF32FloatAttr(ninf)), mx);
+        Value keys = arith::AddFOp::create(
+            lb, loc, iter[1], arith::SelectOp::create(lb, loc, empty, zero, one));
         scf::YieldOp::create(
-            lb, loc, ValueRange{arith::MaximumFOp::create(lb, loc, iter[0], v)});
+            lb, loc,
+            ValueRange{arith::MaximumFOp::create(lb, loc, iter[0], v), keys});
       });
   Value gm = gmax.getResult(0);
+  Value noKeys = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       gmax.getResult(1), w.f32(0.0f));
   // With no partition and no sink the row is 0 (M = -inf is replaced by 0
   // so that no -inf - -inf is formed).
   Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, gm,
@@ -492,10 +511,6 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
       });
   Value den = sums.getResult(0), acc = sums.getResult(1);
   Value keysDen = den;
-  // No partition with keys (sum of weights exactly 0): the row is 0, also
-  // with a NaN or +Inf sink (uq.merge_partitions; the reference's n == 0).
-  Value noKeys = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                       den, w.f32(0.0f));
   if (cfg.sinks) {
     Value e = math::Exp2Op::create(
         b, loc,
@@ -507,8 +522,7 @@ gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
   Value denZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                         den, w.f32(0.0f));
   Value out = arith::DivFOp::create(b, loc, acc, w.splat(den, {d}));
-  out = w.select(arith::OrIOp::create(b, loc, denZero, noKeys),
-                 zeroRow, out);
+  out = w.select(arith::OrIOp::create(b, loc, denZero, noKeys), zeroRow, out);
   if (cfg.vFormat.isRotated()) {
     Value o64 = arith::ExtFOp::create(b, loc, w.vec({d}, b.getF64Type()), out);
     out = arith::TruncFOp::create(b, loc, w.vec({d}, f32),

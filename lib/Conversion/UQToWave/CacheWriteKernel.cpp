@@ -202,6 +202,13 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
   Value which = w.blockId(gpu::Dimension::z);
   Value numTokens = w.toIndex(f.getArgument(4));
   Value numBlocks = w.toIndex(f.getArgument(5));
+  // Workgroups past the grid rule (tokens, kv heads, K/V) do nothing; the
+  // token is checked before its slot is read.
+  Value inGrid = w.andi(w.cmp(CmpIPredicate::ult, tok, numTokens),
+                        w.andi(w.cmp(CmpIPredicate::ult, head, w.idx(hkv)),
+                               w.cmp(CmpIPredicate::ult, which, w.idx(2))));
+  auto gridGuard = scf::IfOp::create(b, loc, inGrid, /*withElse=*/false);
+  b.setInsertionPointToStart(gridGuard.thenBlock());
   Value slot64 = memref::LoadOp::create(b, loc, f.getArgument(2),
                                         ValueRange{tok});
   // Checked in i64 before any index arithmetic: a negative slot, or one past
@@ -210,11 +217,10 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
       b, loc,
       arith::IndexCastOp::create(b, loc, b.getI64Type(), numBlocks),
       arith::ConstantIntOp::create(b, loc, b.getI64Type(), bs));
-  Value ok = w.andi(w.cmp(CmpIPredicate::ult, tok, numTokens),
-                    w.andi(w.cmp(CmpIPredicate::sge, slot64,
-                                 arith::ConstantIntOp::create(
-                                     b, loc, b.getI64Type(), 0)),
-                           w.cmp(CmpIPredicate::slt, slot64, capacity)));
+  Value ok = w.andi(w.cmp(CmpIPredicate::sge, slot64,
+                           arith::ConstantIntOp::create(b, loc,
+                                                        b.getI64Type(), 0)),
+                    w.cmp(CmpIPredicate::slt, slot64, capacity));
   auto guard = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
   b.setInsertionPointToStart(guard.thenBlock());
   Value slot = w.toIndex(slot64);
@@ -245,7 +251,7 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
   side(true);
   b.setInsertionPointToStart(kOrV.elseBlock());
   side(false);
-  b.setInsertionPointAfter(guard);
+  b.setInsertionPointAfter(gridGuard);
   gpu::ReturnOp::create(b, loc);
   return f;
 }
