@@ -2,6 +2,7 @@
 
 #include "uq/Target/EmulatedAttention.h"
 
+#include "uq/Dialect/UQ/IR/UQ.h"
 #include "uq/Reference/Reference.h"
 #include "uq/Target/Compiler.h"
 
@@ -195,10 +196,9 @@ uq::runEmulatedAttention(const AttentionProblem &pb) {
   std::string lensT = llvm::formatv("tensor<{0}xi32>", s);
   std::string outT = llvm::formatv("tensor<{0}x{1}x{2}xf32>", s, hq, d);
   std::string sinkT = llvm::formatv("tensor<{0}xf32>", hq);
-  // Shortest decimal text that parses back to the same double.
-  char cText[32];
-  auto cEnd = std::to_chars(cText, cText + sizeof(cText), pb.c).ptr;
-  std::string cField = pb.c == 0.156 ? "" : ", c = " + std::string(cText, cEnd);
+  // The dialect's spelling of c: parses back to the same double.
+  std::string cField =
+      pb.c == 0.156 ? "" : ", c = " + KVFormatAttr::formatScaleConstant(pb.c);
   std::string ruleField = pb.mseSearch ? ", scale_rule = mse_search" : "";
   std::string attrs = "{k_format = #uq.kv_format<fp4_e2m1" + cField +
                       ", rotation = hadamard" + ruleField +

@@ -75,8 +75,9 @@ FailureOr<FormatPair> parseSpec(MLIRContext *ctx, llvm::StringRef spec,
     auto [key, value] = part.trim().split('=');
     if (key == "c" || key == "ck" || key == "cv") {
       std::optional<double> c = parseNumber(value);
-      if (!c || !std::isfinite(*c) || *c <= 0) {
-        why = "bad value of '" + key.str() + "' in format '" + spec.str() + "'";
+      if (!c || !KVFormatAttr::isValidScaleConstant(*c)) {
+        why = "bad value of '" + key.str() + "' in format '" + spec.str() +
+              "' (c must be a finite, positive, normal f32 value)";
         return failure();
       }
       if (key != "cv")
