@@ -25,7 +25,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.uq_tools_dir, config.llvm_tools_dir]
-tools = ["uq-opt", "uq-emu", "uq-run", "uq-compile", "uq-demo", "llvm-mc",
+tools = ["uq-opt", "uq-emu", "uq-run", "uq-compile", "uq-demo",
+         "uq-kernel-report", "llvm-mc",
          "ld.lld",
          "llvm-readelf", "llvm-objdump", "clang", "mlir-opt"]
 llvm_config.add_tool_substitutions(

@@ -15,6 +15,8 @@
 
 #include "uq/InitAll.h"
 #include "uq/Pipelines/GPUPipeline.h"
+#include "uq/Support/Diagnostics.h"
+#include "uq/Support/Input.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -48,6 +50,7 @@
 #include <mutex>
 
 using namespace mlir;
+using uq::DiagnosticCollector;
 
 #ifndef UQ_LLVM_TOOLS_DIR
 #define UQ_LLVM_TOOLS_DIR ""
@@ -65,61 +68,6 @@ std::optional<uq::EmitStage> uq::parseEmitStage(llvm::StringRef name) {
 }
 
 namespace {
-
-/// Prints `file:line:col: ` like MLIR's own tools (or the location as is).
-void printLocation(llvm::raw_ostream &os, Location loc) {
-  if (auto flc = dyn_cast<FileLineColLoc>(loc)) {
-    os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
-       << flc.getColumn() << ": ";
-    return;
-  }
-  if (auto named = dyn_cast<NameLoc>(loc)) {
-    printLocation(os, named.getChildLoc());
-    return;
-  }
-  os << loc << ": ";
-}
-
-/// Collects diagnostics as text while a context is in use.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(MLIRContext &ctx)
-      : handler(&ctx, [this](Diagnostic &diag) {
-          llvm::raw_string_ostream os(text);
-          printLocation(os, diag.getLocation());
-          switch (diag.getSeverity()) {
-          case DiagnosticSeverity::Error:
-            os << "error: ";
-            break;
-          case DiagnosticSeverity::Warning:
-            os << "warning: ";
-            break;
-          case DiagnosticSeverity::Note:
-            os << "note: ";
-            break;
-          case DiagnosticSeverity::Remark:
-            os << "remark: ";
-            break;
-          }
-          os << diag << "\n";
-          for (Diagnostic &note : diag.getNotes()) {
-            printLocation(os, note.getLocation());
-            os << "note: " << note << "\n";
-          }
-          return success();
-        }) {}
-
-  llvm::Error error(llvm::StringRef what) const {
-    std::string msg = text.empty() ? what.str() : text;
-    while (!msg.empty() && msg.back() == '\n')
-      msg.pop_back();
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-  }
-
-private:
-  std::string text;
-  ScopedDiagnosticHandler handler;
-};
 
 llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -444,7 +392,7 @@ llvm::Error runTextualPipeline(ModuleOp module, llvm::StringRef pipeline,
     return makeError("bad pass pipeline '" + pipeline + "': " + err);
   PassManager pm(module->getContext());
   static_cast<OpPassManager &>(pm) = std::move(*parsed);
-  if (failed(pm.run(module)))
+  if (failed(pm.run(module)) || diags.hasError())
     return diags.error("the pass pipeline '" + pipeline.str() + "' failed");
   return llvm::Error::success();
 }
@@ -458,8 +406,7 @@ llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
   uq::registerAllPasses();
   MLIRContext ctx(registry);
   DiagnosticCollector diags(ctx);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&ctx), "input");
+  OwningOpRef<ModuleOp> module = parseSourceChecked(source, "input", &ctx);
   if (!module)
     return diags.error("cannot parse the input");
   if (llvm::Error err = runTextualPipeline(*module, pipeline, diags))
@@ -467,29 +414,24 @@ llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
   return printOp(module->getOperation());
 }
 
+namespace {
+/// compileSource on a parsed module; errors are diagnostics or plain
+/// llvm::Errors that compileSource locates at the module.
 llvm::Expected<uq::CompileResult>
-uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
-                  const CompileOptions &options) {
+compileModule(ModuleOp module, const uq::CompileOptions &options,
+              DiagnosticCollector &diags) {
+  using namespace uq;
+  MLIRContext &ctx = *module->getContext();
   if (options.chip != "gfx950")
     return makeError("chip '" + options.chip +
                      "' is not supported: uq's kernels need gfx950's scaled "
                      "MFMA (v_mfma_scale_f32_16x16x128_f8f6f4)");
-  DialectRegistry registry;
-  uq::registerAllDialects(registry);
-  uq::registerAllPasses();
-  MLIRContext ctx(registry);
-  DiagnosticCollector diags(ctx);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&ctx), bufferName);
-  if (!module)
-    return diags.error("cannot parse the input");
-
   CompileResult result;
   if (options.emit == EmitStage::Linalg) {
     if (llvm::Error err =
-            runTextualPipeline(*module, "convert-uq-to-linalg", diags))
+            runTextualPipeline(module, "convert-uq-to-linalg", diags))
       return std::move(err);
-    result.output = printOp(module->getOperation());
+    result.output = printOp(module.getOperation());
     return result;
   }
 
@@ -499,21 +441,21 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   {
     PassManager pm(&ctx);
     buildKernelPipeline(pm, gpuOptions);
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(module)) || diags.hasError())
       return diags.error("kernel generation failed");
   }
-  if (!(*module)->getAttr("uq.kernels"))
+  if (!module->getAttr("uq.kernels"))
     return makeError("the input has no uq op with a gfx950 kernel "
                      "(uq.cache_write, uq.decode_attention, "
                      "uq.decode_attention_partial, uq.merge_partitions)");
   if (options.emit == EmitStage::Kernel) {
-    result.output = printOp(module->getOperation());
+    result.output = printOp(module.getOperation());
     return result;
   }
   {
     PassManager pm(&ctx);
     buildROCDLPipeline(pm, gpuOptions);
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(module)) || diags.hasError())
       return diags.error("lowering to ROCDL failed");
   }
   gpu::GPUModuleOp gpuModule;
@@ -555,10 +497,28 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   auto hsaco = linkCodeObject(*object);
   if (!hsaco)
     return hsaco.takeError();
-  auto json = describeKernels(*module, *hsaco, options.chip);
+  auto json = describeKernels(module, *hsaco, options.chip);
   if (!json)
     return json.takeError();
   result.output = std::move(*hsaco);
   result.kernelsJson = std::move(*json);
+  return result;
+}
+} // namespace
+
+llvm::Expected<uq::CompileResult>
+uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
+                  const CompileOptions &options) {
+  DialectRegistry registry;
+  uq::registerAllDialects(registry);
+  uq::registerAllPasses();
+  MLIRContext ctx(registry);
+  DiagnosticCollector diags(ctx);
+  OwningOpRef<ModuleOp> module = parseSourceChecked(source, bufferName, &ctx);
+  if (!module)
+    return diags.error("cannot parse the input");
+  llvm::Expected<CompileResult> result = compileModule(*module, options, diags);
+  if (!result)
+    return diags.locate((*module)->getLoc(), result.takeError());
   return result;
 }

@@ -8,12 +8,14 @@
 // RUN: not test -e %t.none.hsaco
 
 // uq-compile's errors: each names what is wrong, and nothing is written.
+// Errors about the input (also the chip and a module without kernels) are
+// located MLIR diagnostics: `file:line:col: error: ...`.
 // EMIT: error: unknown --emit stage 'bogus' (expected linalg, kernel, rocdl, llvmir, isa or hsaco)
-// CHIP: chip 'gfx942' is not supported: uq's kernels need gfx950's scaled MFMA
+// CHIP: uq-compile-errors.mlir:{{[0-9]+}}:{{[0-9]+}}: error: chip 'gfx942' is not supported: uq's kernels need gfx950's scaled MFMA
 // MISSING: error: cannot read '{{.*}}does-not-exist.mlir'
 // NOOUT: error: a code object needs an output file (-o OUT.hsaco)
 // BADIR: bad-ir.mlir:3:{{[0-9]+}}: error: 'uq.decode_attention' op query heads (6) must be a multiple of KV heads (4)
-// NOKERNEL: the input has no uq op with a gfx950 kernel
+// NOKERNEL: no-kernel.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the input has no uq op with a gfx950 kernel
 func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>) -> tensor<1x4x128xf32> {
   %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x4x128xf32>
   return %o : tensor<1x4x128xf32>

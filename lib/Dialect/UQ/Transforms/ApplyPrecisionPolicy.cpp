@@ -9,6 +9,7 @@
 #include "uq/Dialect/UQ/Transforms/Passes.h"
 
 #include "uq/Dialect/UQ/IR/UQ.h"
+#include "uq/Support/Input.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -150,10 +151,10 @@ struct ApplyPrecisionPolicyPass
       emitError(loc) << "uq-apply-precision-policy: " << msg;
       signalPassFailure();
     };
-    auto buffer = llvm::MemoryBuffer::getFile(policy);
+    auto buffer = readInputFile(policy, InputLimits::kMaxPolicyBytes,
+                                "a precision policy");
     if (!buffer)
-      return fail(module.getLoc(), "cannot read policy '" + policy +
-                                       "': " + buffer.getError().message());
+      return fail(module.getLoc(), llvm::toString(buffer.takeError()));
     llvm::Expected<llvm::json::Value> json =
         llvm::json::parse((*buffer)->getBuffer());
     if (!json)

@@ -34,7 +34,7 @@
 // ROTV: uq.cache_write {{.*}}k_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>{{.*}}v_format = #uq.kv_format<fp4_e2m1, c = 0.196, rotation = hadamard, scale_rule = mse_search>}
 // QBF16: error: uq-apply-precision-policy: option 'q=bf16' of format 'uq:q=bf16' is not expressible in #uq.kv_format
 // INT4: error: uq-apply-precision-policy: format 'int4' has no uq dialect equivalent
-// MISSING: error: uq-apply-precision-policy: cannot read policy '{{.*}}missing.json'
+// MISSING: error: uq-apply-precision-policy: cannot read '{{.*}}missing.json'
 // SCHEMA: error: uq-apply-precision-policy: policy '{{.*}}not-a-policy.json' is not a uq.precision-policy/1 document
 func.func @layer(%k: tensor<3x2x128xbf16>, %v: tensor<3x2x128xbf16>, %s: tensor<3xi64>,
                  %cache: tensor<8x16x2x512xi8>, %q: tensor<1x4x128xbf16>,
