@@ -139,6 +139,71 @@ std::string specFor(const llvm::json::Object &policy, int64_t layer,
   return spec;
 }
 
+} // namespace
+
+LogicalResult uq::applyPrecisionPolicy(ModuleOp module,
+                                       llvm::StringRef policyText,
+                                       llvm::StringRef policyName,
+                                       int64_t layer) {
+  MLIRContext *ctx = module.getContext();
+  bool ok = true;
+  auto fail = [&](Location loc, const llvm::Twine &msg) {
+    emitError(loc) << "uq-apply-precision-policy: " << msg;
+    ok = false;
+  };
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(policyText);
+  if (!json) {
+    fail(module.getLoc(), "policy '" + policyName + "' is not JSON: " +
+                              llvm::toString(json.takeError()));
+    return failure();
+  }
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root || root->getString("schema") != "uq.precision-policy/1") {
+    fail(module.getLoc(), "policy '" + policyName +
+                              "' is not a uq.precision-policy/1 document");
+    return failure();
+  }
+
+  module.walk([&](Operation *op) {
+    int64_t numKVHeads;
+    if (auto write = dyn_cast<CacheWriteOp>(op))
+      numKVHeads = write.getCacheType().getDimSize(2);
+    else if (auto attn = dyn_cast<DecodeAttentionOp>(op))
+      numKVHeads = attn.getNumKVHeads();
+    else if (auto part = dyn_cast<DecodeAttentionPartialOp>(op))
+      numKVHeads = part.getNumKVHeads();
+    else
+      return WalkResult::advance();
+    std::string spec = specFor(*root, layer, 0);
+    for (int64_t h = 1; h < numKVHeads; ++h)
+      if (specFor(*root, layer, h) != spec) {
+        fail(op->getLoc(), "the policy gives layer " + llvm::Twine(layer) +
+                               "'s KV heads different formats ('" + spec +
+                               "', '" + specFor(*root, layer, h) +
+                               "'); a uq cache has one format per layer");
+        return WalkResult::interrupt();
+      }
+    std::string why;
+    FailureOr<FormatPair> formats = parseSpec(ctx, spec, why);
+    if (failed(formats)) {
+      fail(op->getLoc(), why);
+      return WalkResult::interrupt();
+    }
+    op->setAttr("k_format", formats->key);
+    op->setAttr("v_format", formats->value);
+    // The study measured FP8/BF16 caches with an unrounded query.
+    if (isa<DecodeAttentionOp, DecodeAttentionPartialOp>(op))
+      op->setAttr("query_precision",
+                  QueryPrecisionAttr::get(ctx, formats->quantized4Bit
+                                                   ? QueryPrecision::fp8_e4m3
+                                                   : QueryPrecision::f32));
+    return WalkResult::advance();
+  });
+  return success(ok);
+}
+
+namespace {
+
 struct ApplyPrecisionPolicyPass
     : public uq::impl::UQApplyPrecisionPolicyPassBase<
           ApplyPrecisionPolicyPass> {
@@ -146,62 +211,16 @@ struct ApplyPrecisionPolicyPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    auto fail = [&](Location loc, const llvm::Twine &msg) {
-      emitError(loc) << "uq-apply-precision-policy: " << msg;
-      signalPassFailure();
-    };
     auto buffer = readInputFile(policy, InputLimits::kMaxPolicyBytes,
                                 "a precision policy");
-    if (!buffer)
-      return fail(module.getLoc(), llvm::toString(buffer.takeError()));
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse((*buffer)->getBuffer());
-    if (!json)
-      return fail(module.getLoc(), "policy '" + policy + "' is not JSON: " +
-                                       llvm::toString(json.takeError()));
-    const llvm::json::Object *root = json->getAsObject();
-    if (!root || root->getString("schema") != "uq.precision-policy/1")
-      return fail(module.getLoc(),
-                  "policy '" + policy +
-                      "' is not a uq.precision-policy/1 document");
-
-    module.walk([&](Operation *op) {
-      int64_t numKVHeads;
-      if (auto write = dyn_cast<CacheWriteOp>(op))
-        numKVHeads = write.getCacheType().getDimSize(2);
-      else if (auto attn = dyn_cast<DecodeAttentionOp>(op))
-        numKVHeads = attn.getNumKVHeads();
-      else if (auto part = dyn_cast<DecodeAttentionPartialOp>(op))
-        numKVHeads = part.getNumKVHeads();
-      else
-        return WalkResult::advance();
-      std::string spec = specFor(*root, layer, 0);
-      for (int64_t h = 1; h < numKVHeads; ++h)
-        if (specFor(*root, layer, h) != spec) {
-          fail(op->getLoc(), "the policy gives layer " +
-                                 llvm::Twine(layer.getValue()) +
-                                 "'s KV heads different formats ('" + spec +
-                                 "', '" + specFor(*root, layer, h) +
-                                 "'); a uq cache has one format per layer");
-          return WalkResult::interrupt();
-        }
-      std::string why;
-      FailureOr<FormatPair> formats = parseSpec(ctx, spec, why);
-      if (failed(formats)) {
-        fail(op->getLoc(), why);
-        return WalkResult::interrupt();
-      }
-      op->setAttr("k_format", formats->key);
-      op->setAttr("v_format", formats->value);
-      // The study measured FP8/BF16 caches with an unrounded query.
-      if (isa<DecodeAttentionOp, DecodeAttentionPartialOp>(op))
-        op->setAttr("query_precision",
-                    QueryPrecisionAttr::get(ctx, formats->quantized4Bit
-                                                     ? QueryPrecision::fp8_e4m3
-                                                     : QueryPrecision::f32));
-      return WalkResult::advance();
-    });
+    if (!buffer) {
+      emitError(module.getLoc()) << "uq-apply-precision-policy: "
+                                 << llvm::toString(buffer.takeError());
+      return signalPassFailure();
+    }
+    if (failed(applyPrecisionPolicy(module, (*buffer)->getBuffer(), policy,
+                                    layer)))
+      signalPassFailure();
   }
 };
 
