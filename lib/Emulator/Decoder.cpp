@@ -19,6 +19,7 @@
 #include "llvm/MC/MCInstPrinter.h"
 #include "llvm/MC/MCInstrInfo.h"
 #include "llvm/MC/MCRegisterInfo.h"
+#include "llvm/MC/MCSchedule.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/MCTargetOptions.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -275,6 +276,7 @@ bool parseOperand(StringRef tok, FT ft, Operand &op) {
   uint64_t bits = 0;
   if (inlineFloat(tok, ft, bits)) {
     op.kind = OpKind::Imm;
+    op.inlineFloat = true;
     op.imm[0] = (uint32_t)bits;
     op.imm[1] = (uint32_t)(bits >> 32);
     op.width = ft == FT::F64 || ft == FT::PkF32 ? 2 : 1;
@@ -347,6 +349,24 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
     return I;
   }
   I.size = (uint8_t)size;
+  // LLVM's scheduling model for gfx950 (SIDPGFX950FullSpeedModel in
+  // SISchedule.td): latency and reciprocal throughput, for the timing model.
+  const MCSchedModel &sm = impl->sti->getSchedModel();
+  if (sm.hasInstrSchedModel()) {
+    unsigned sc = impl->mii->get(mi.getOpcode()).getSchedClass();
+    const MCSchedClassDesc *d = sm.getSchedClassDesc(sc);
+    for (unsigned guard = 0; d && d->isVariant() && guard < 8; ++guard) {
+      sc = impl->sti->resolveVariantSchedClass(sc, &mi, impl->mii.get(),
+                                               sm.getProcessorID());
+      d = sc ? sm.getSchedClassDesc(sc) : nullptr;
+    }
+    if (d && d->isValid() && !d->isVariant()) {
+      int lat = MCSchedModel::computeInstrLatency(*impl->sti, *d);
+      double thr = MCSchedModel::getReciprocalThroughput(*impl->sti, *d);
+      I.schedLatency = (uint16_t)std::clamp(lat, 0, 4096);
+      I.schedThroughput = (uint16_t)std::clamp(thr, 0.0, 4096.0);
+    }
+  }
   std::string text;
   raw_string_ostream os(text);
   impl->printer->printInst(&mi, pc, "", *impl->sti, os);
@@ -376,8 +396,10 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
   }
   I.ft = ft;
   StringRef n(I.name);
-  bool vop3p = n.starts_with("v_pk_") || n.starts_with("v_fma_mix") ||
-               n.starts_with("v_dot") || n.starts_with("v_mad_mix");
+  // The printer omits op_sel_hi when it has its default: all ones for packed
+  // ops, all zeros (f32 sources) for the mix ops (llvm-objdump prints
+  // `v_fma_mix_f32 v12, v2, v2, v2` for op_sel_hi bits 0, fma-mix.s).
+  bool vop3p = n.starts_with("v_pk_") || n.starts_with("v_dot");
   if (vop3p)
     I.opSelHi = 0xf;
 

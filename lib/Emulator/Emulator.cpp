@@ -61,6 +61,8 @@ std::string Stats::str() const {
   return s;
 }
 
+TraceSink::~TraceSink() = default;
+
 unsigned Emulator::numImplementedOpcodes() { return opTable().size(); }
 std::vector<std::string> Emulator::implementedOpcodes() {
   std::vector<std::string> v;
@@ -81,7 +83,136 @@ constexpr uint64_t kBufferStride = 0x10000000000ull;
 Error err(const Twine &m) {
   return createStringError(inconvertibleErrorCode(), m);
 }
+/// An error caused by the caller's arguments or geometry.
+Error usage(const Twine &m) {
+  return createStringError(std::make_error_code(std::errc::invalid_argument),
+                           m);
+}
+
+std::string product(const std::vector<uint64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
 } // namespace
+
+std::string uq::emu::errorMessage(Error e, bool &isUsage) {
+  isUsage = false;
+  std::string msg;
+  handleAllErrors(std::move(e), [&](const ErrorInfoBase &info) {
+    if (info.convertToErrorCode() ==
+        std::make_error_code(std::errc::invalid_argument))
+      isUsage = true;
+    msg += (msg.empty() ? "" : "\n") + info.message();
+  });
+  return msg;
+}
+
+std::string uq::emu::argLabel(const KernelInfo &K, unsigned index,
+                              const std::vector<ArgSpec> *specs) {
+  unsigned n = 0;
+  for (const ArgInfo &a : K.args) {
+    if (!a.isExplicit())
+      continue;
+    if (n++ != index)
+      continue;
+    if (!a.name.empty())
+      return "'" + a.name + "'";
+    break;
+  }
+  if (specs && index < specs->size() && !(*specs)[index].name.empty())
+    return "'" + (*specs)[index].name + "'";
+  return "#" + std::to_string(index);
+}
+
+Error uq::emu::checkArgs(const KernelInfo &K, const std::vector<ArgSpec> &specs,
+                         const std::vector<KernelArg> &args) {
+  std::vector<const ArgInfo *> explicitArgs;
+  for (const ArgInfo &a : K.args)
+    if (a.isExplicit())
+      explicitArgs.push_back(&a);
+  if (specs.size() != explicitArgs.size())
+    return usage(formatv("the argument description lists {0} arguments, "
+                         "kernel '{1}' takes {2}",
+                         specs.size(), K.name, explicitArgs.size()));
+  if (args.size() != explicitArgs.size())
+    return usage(formatv("kernel '{0}' takes {1} arguments, {2} given", K.name,
+                         explicitArgs.size(), args.size()));
+  // Kinds and scalar sizes first: symbolic dimensions read the scalars.
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec &S = specs[i];
+    const ArgInfo &A = *explicitArgs[i];
+    std::string what = formatv("argument {0} ({1}, {2})", i,
+                               argLabel(K, i, &specs), S.dtype);
+    bool metaBuffer = A.valueKind == "global_buffer";
+    if (S.isBuffer != metaBuffer)
+      return usage(what + ": the description says " +
+                   (S.isBuffer ? "a buffer" : "a by-value scalar") +
+                   ", the code object's metadata says " + A.valueKind);
+    if (!S.isBuffer && S.elementSize != A.size)
+      return usage(formatv("{0}: the description says {1} bytes, the code "
+                           "object's metadata {2}",
+                           what, S.elementSize, A.size));
+    if (S.isBuffer != (args[i].kind == KernelArg::Kind::Buffer))
+      return usage(what + (S.isBuffer ? " needs a buffer, got a scalar"
+                                      : " needs a scalar, got a buffer"));
+    if (!S.isBuffer && args[i].bytes.size() != S.elementSize)
+      return usage(formatv("{0}: scalar of {1} bytes given, {2} expected",
+                           what, args[i].bytes.size(), S.elementSize));
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec &S = specs[i];
+    if (!S.isBuffer)
+      continue;
+    std::string what = formatv("argument {0} ({1}, {2})", i,
+                               argLabel(K, i, &specs), S.dtype);
+    std::vector<uint64_t> dims;
+    uint64_t elems = 1;
+    bool overflow = false;
+    for (const DimSpec &d : S.shape) {
+      int64_t v = d.extent;
+      if (d.argIndex >= 0) {
+        if ((size_t)d.argIndex >= specs.size() ||
+            specs[d.argIndex].isBuffer || !specs[d.argIndex].isInteger)
+          return usage(what + ": a dimension refers to argument " +
+                       Twine(d.argIndex) + ", which is not an integer "
+                       "scalar");
+        const std::vector<uint8_t> &b = args[d.argIndex].bytes;
+        if (b.size() == 4) {
+          int32_t x;
+          std::memcpy(&x, b.data(), 4);
+          v = x;
+        } else if (b.size() == 8) {
+          std::memcpy(&v, b.data(), 8);
+        } else {
+          return usage(what + ": a dimension refers to argument " +
+                       Twine(d.argIndex) + ", which is not 4 or 8 bytes");
+        }
+        if (v < 0)
+          return usage(formatv("{0}: dimension {1} = argument {2} ({3}) is "
+                               "negative ({4})",
+                               what, dims.size(), d.argIndex,
+                               argLabel(K, d.argIndex, &specs), v));
+      }
+      if (v < 0)
+        return usage(what + ": negative dimension in the description");
+      dims.push_back((uint64_t)v);
+      if (v && elems > UINT64_MAX / (uint64_t)v)
+        overflow = true;
+      elems *= (uint64_t)v;
+    }
+    if (overflow || (S.elementSize && elems > UINT64_MAX / S.elementSize))
+      return usage(what + ": shape " + product(dims) + " overflows 64 bits");
+    uint64_t want = elems * S.elementSize, got = args[i].bytes.size();
+    if (want != got)
+      return usage(formatv("{0} {1}: buffer of {2} bytes given, {3} expected "
+                           "({4} elements of {5} bytes)",
+                           what, product(dims), got, want, elems,
+                           S.elementSize));
+  }
+  return Error::success();
+}
 
 struct Emulator::Impl {
   Decoder decoder;
@@ -121,16 +252,40 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
   auto t0 = std::chrono::steady_clock::now();
 
   // Geometry.
-  uint64_t blockSize = (uint64_t)cfg.block[0] * cfg.block[1] * cfg.block[2];
   for (unsigned i = 0; i < 3; ++i)
     if (cfg.grid[i] == 0 || cfg.block[i] == 0)
-      return err("grid and block dimensions must be >= 1");
+      return usage("grid and block dimensions must be >= 1");
+  if (cfg.block[0] > 1024 || cfg.block[1] > 1024 || cfg.block[2] > 1024)
+    return usage("block dimensions must be <= 1024 (10-bit work-item ids)");
+  uint64_t blockSize = (uint64_t)cfg.block[0] * cfg.block[1] * cfg.block[2];
   if (blockSize > K.maxFlatWorkgroupSize)
-    return err(formatv("block of {0} work-items exceeds the kernel's "
-                       "max_flat_workgroup_size {1}",
-                       blockSize, K.maxFlatWorkgroupSize));
-  if (cfg.block[0] > 1023 || cfg.block[1] > 1023 || cfg.block[2] > 1023)
-    return err("block dimensions must be < 1024 (10-bit work-item ids)");
+    return usage(formatv("block of {0} work-items exceeds the kernel's "
+                         "max_flat_workgroup_size {1}",
+                         blockSize, K.maxFlatWorkgroupSize));
+  for (unsigned i = 0; i < 3; ++i)
+    if ((uint64_t)cfg.grid[i] * cfg.block[i] > UINT32_MAX)
+      return usage(formatv("grid {0} x block {1} work-items in dimension {2} "
+                           "exceeds 2^32 - 1 (the dispatch packet's grid "
+                           "size is 32 bits)",
+                           cfg.grid[i], cfg.block[i], "xyz"[i]));
+  if (cfg.requiredBlock && *cfg.requiredBlock != cfg.block)
+    return usage(formatv("kernel '{0}' is compiled for a block of "
+                         "{1},{2},{3} work-items; {4},{5},{6} given",
+                         K.name, (*cfg.requiredBlock)[0],
+                         (*cfg.requiredBlock)[1], (*cfg.requiredBlock)[2],
+                         cfg.block[0], cfg.block[1], cfg.block[2]));
+  if (blockSize % 64 && !cfg.allowPartialWaves && K.maxFlatWorkgroupSize >= 64)
+    return usage(formatv("a block of {0} work-items is not a whole number of "
+                         "64-lane waves: the last wave would run with {1} "
+                         "lanes, which code written for full waves silently "
+                         "skips (allow it explicitly for kernels written for "
+                         "partial waves)",
+                         blockSize, blockSize % 64));
+  uint64_t ldsSize = (uint64_t)K.groupSegmentSize + cfg.dynamicLds;
+  if (ldsSize > kMaxLdsBytes)
+    return usage(formatv("LDS size {0} (static {1} + dynamic {2}) exceeds "
+                         "160 KiB",
+                         ldsSize, K.groupSegmentSize, cfg.dynamicLds));
 
   // Arguments.
   std::vector<const ArgInfo *> explicitArgs;
@@ -138,27 +293,32 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
     if (a.isExplicit())
       explicitArgs.push_back(&a);
   if (explicitArgs.size() != args.size())
-    return err(formatv("kernel '{0}' takes {1} arguments, {2} given", K.name,
-                       explicitArgs.size(), args.size()));
+    return usage(formatv("kernel '{0}' takes {1} arguments, {2} given", K.name,
+                         explicitArgs.size(), args.size()));
+  const std::vector<ArgSpec> *specs = cfg.argSpecs ? &*cfg.argSpecs : nullptr;
+  if (specs)
+    if (Error e = checkArgs(K, *specs, args))
+      return e;
   Exec X;
   X.stats = &st;
   X.codeBase = kCodeBase;
   X.ftz32 = ((K.pgmRsrc1 >> 16) & 3) != 3;
-  uint32_t kaSize = K.kernargSegmentSize;
+  // The loader bounds every offset + size by kMaxKernargBytes.
+  uint64_t kaSize = K.kernargSegmentSize;
   for (const ArgInfo &a : K.args)
-    kaSize = std::max(kaSize, a.offset + a.size);
-  std::vector<uint8_t> kernarg(std::max<uint32_t>(kaSize, 4) + 256, 0);
+    kaSize = std::max<uint64_t>(kaSize, (uint64_t)a.offset + a.size);
+  std::vector<uint8_t> kernarg(std::max<uint64_t>(kaSize, 4) + 256, 0);
   for (size_t i = 0; i < args.size(); ++i) {
     const ArgInfo &A = *explicitArgs[i];
     KernelArg &G = args[i];
-    std::string what = formatv("argument {0} ('{1}', {2}, {3} bytes)", i,
-                               A.name, A.valueKind, A.size);
+    std::string what = formatv("argument {0} ({1}, {2}, {3} bytes)", i,
+                               argLabel(K, i, specs), A.valueKind, A.size);
     if (A.valueKind == "global_buffer") {
       if (G.kind != KernelArg::Kind::Buffer)
-        return err(what + " needs a buffer, got a scalar");
+        return usage(what + " needs a buffer, got a scalar");
       uint64_t base = kBufferBase + i * kBufferStride;
       if (G.bytes.size() >= kBufferStride)
-        return err(what + ": buffer too large");
+        return usage(what + ": buffer too large");
       std::memcpy(kernarg.data() + A.offset, &base, 8);
       Region r;
       r.base = base;
@@ -168,13 +328,13 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
       X.regions.push_back(r);
     } else if (A.valueKind == "by_value") {
       if (G.kind != KernelArg::Kind::Scalar)
-        return err(what + " needs a scalar, got a buffer");
+        return usage(what + " needs a scalar, got a buffer");
       if (G.bytes.size() != A.size)
-        return err(formatv("{0}: scalar of {1} bytes given", what,
-                           G.bytes.size()));
+        return usage(formatv("{0}: scalar of {1} bytes given", what,
+                             G.bytes.size()));
       std::memcpy(kernarg.data() + A.offset, G.bytes.data(), A.size);
     } else {
-      return err(what + ": unsupported argument kind");
+      return usage(what + ": unsupported argument kind");
     }
   }
   for (const ArgInfo &A : K.args) {
@@ -222,9 +382,6 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
   X.regions.push_back({kDispatchBase, 64, dispatch, false, "dispatch"});
   X.regions.push_back({kQueueBase, queue.size(), queue.data(), false, "queue"});
 
-  uint32_t ldsSize = K.groupSegmentSize + cfg.dynamicLds;
-  if (ldsSize > 160 * 1024)
-    return err(formatv("LDS size {0} exceeds 160 KiB", ldsSize));
   X.privateSize = K.privateSegmentSize;
 
   unsigned nWaves = (blockSize + 63) / 64;
@@ -242,9 +399,28 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
   uint64_t laneOps = 0, total = 0;
   const uint64_t limit = cfg.maxWaveInstructions;
 
+  TraceSink *sink = cfg.trace;
+  X.tracing = sink != nullptr;
+  const uint64_t totalWgs =
+      (uint64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
+  std::vector<uint64_t> only;
+  if (cfg.workgroupIndices) {
+    only = *cfg.workgroupIndices;
+    llvm::sort(only);
+    for (uint64_t i : only)
+      if (i >= totalWgs)
+        return usage(formatv("workgroup index {0} is outside the grid of {1} "
+                             "workgroups",
+                             i, totalWgs));
+  }
   for (uint32_t gz = 0; gz < cfg.grid[2]; ++gz)
     for (uint32_t gy = 0; gy < cfg.grid[1]; ++gy)
       for (uint32_t gx = 0; gx < cfg.grid[0]; ++gx) {
+        const uint64_t wgIndex =
+            gx + (uint64_t)cfg.grid[0] * (gy + (uint64_t)cfg.grid[1] * gz);
+        if (cfg.workgroupIndices &&
+            !std::binary_search(only.begin(), only.end(), wgIndex))
+          continue;
         X.lds.assign(ldsSize, 0);
         for (unsigned w = 0; w < nWaves; ++w) {
           Wave &W = waves[w];
@@ -309,6 +485,8 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
         }
         ++st.workgroups;
         st.waves += nWaves;
+        if (sink)
+          sink->beginWorkgroup(wgIndex, {gx, gy, gz}, nWaves);
         // Round-robin between barriers.
         for (;;) {
           bool anyRunning = false;
@@ -328,7 +506,34 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
               if (cls >= (unsigned)Cls::VALU && cls <= (unsigned)Cls::Scratch)
                 laneOps += __builtin_popcountll(W.exec());
               W.pc += I->size;
-              I->fn(X, W, *I);
+              if (!sink) {
+                I->fn(X, W, *I);
+              } else {
+                X.mem.n = 0;
+                X.mem.space = MemSpace::None;
+                uint64_t execAtIssue = W.exec();
+                I->fn(X, W, *I);
+                TraceEvent ev;
+                ev.mnemonic = I->name;
+                ev.text = I->text;
+                ev.cls = (InstClass)I->cls;
+                ev.pc = I->pc - kCodeBase;
+                ev.size = I->size;
+                ev.exec = execAtIssue;
+                ev.schedLatency = I->schedLatency;
+                ev.schedThroughput = I->schedThroughput;
+                ev.cbsz = I->cbsz;
+                ev.blgp = I->blgp;
+                ev.space = X.mem.space;
+                ev.store = X.mem.store;
+                ev.bytesPerAddress = X.mem.bytes;
+                ev.addresses = ArrayRef<uint64_t>(X.mem.addr, X.mem.n);
+                ev.workgroup = {gx, gy, gz};
+                ev.workgroupIndex = wgIndex;
+                ev.wave = W.id;
+                if (!X.failed)
+                  sink->onInst(ev);
+              }
               if (X.failed)
                 return err(formatv("wave {0} of workgroup ({1},{2},{3}): {4}",
                                    W.id, gx, gy, gz, X.error));
@@ -345,6 +550,8 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
             W.atBarrier = false;
           (void)anyRunning;
         }
+        if (sink)
+          sink->endWorkgroup(wgIndex);
       }
   // Buffers were updated in place (regions point at the args' bytes).
   st.salu = clsCount[(unsigned)Cls::SALU];

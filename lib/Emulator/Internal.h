@@ -8,6 +8,7 @@
 #define UQ_LIB_EMULATOR_INTERNAL_H
 
 #include "uq/Emulator/Emulator.h"
+#include "uq/Emulator/Trace.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -51,6 +52,7 @@ struct Operand {
   bool neg = false, abs = false;
   bool literal = false; ///< A 32-bit literal (not an inline constant).
   bool sext = false;    ///< SDWA sext(...) modifier.
+  bool inlineFloat = false; ///< An inline float constant (0.5, 1.0, ...).
   uint16_t reg = 0;
   uint32_t imm[2] = {0, 0};
   int64_t immValue() const {
@@ -94,7 +96,7 @@ struct Inst {
   bool fi = false;    ///< fi:1 (fetch inactive) of v_permlane*_swap.
   // DPP.
   bool isDpp = false, boundCtrl = false;
-  uint8_t dppKind = 0; ///< see Exec.cpp
+  uint8_t dppKind = 0; ///< see dppExec in ExecLane.cpp
   uint8_t dppArg = 0;
   uint8_t quadPerm[4] = {0, 1, 2, 3};
   uint8_t rowMask = 0xf, bankMask = 0xf;
@@ -107,6 +109,9 @@ struct Inst {
   uint8_t src0Idx = 1;    ///< Index of src0 in ops (after the destinations).
   ExecFn inner = nullptr; ///< The real handler when fn is a DPP/SDWA wrapper.
   Operand orig[3];        ///< Original src0, src1, dst of DPP/SDWA forms.
+  /// LLVM's gfx950 scheduling model for this instruction (units of one
+  /// wave64 pass; see Trace.h).
+  uint16_t schedLatency = 1, schedThroughput = 1;
   // Dynamic counters.
   mutable uint64_t count = 0, lanes = 0;
 };
@@ -152,19 +157,41 @@ struct Exec {
   std::string error;
   // Geometry of the current dispatch (for s_getreg etc).
   uint64_t codeBase = 0;
+  /// Memory accesses of the current instruction, recorded only while a
+  /// trace is being taken (Emulator.cpp hands them to the TraceSink).
+  bool tracing = false;
+  struct MemRecord {
+    MemSpace space = MemSpace::None;
+    bool store = false;
+    unsigned bytes = 0, n = 0;
+    uint64_t addr[128];
+  } mem;
+  void noteMem(MemSpace space, bool store, unsigned bytes, uint64_t a) {
+    mem.space = space;
+    mem.store = store;
+    mem.bytes = bytes;
+    if (mem.n < 128)
+      mem.addr[mem.n++] = a;
+  }
   /// Per-lane temporaries for DPP/SDWA operands (slot 0/1 sources, 2 dst).
   alignas(64) uint32_t tmp[4][128];
 
   void fail(const Inst &I, const std::string &msg);
   void failLane(const Inst &I, unsigned lane, uint64_t addr, unsigned bytes,
                 const char *what);
-  /// Host pointer for [addr, addr+n) in some region, or null.
+  /// Host pointer for [addr, addr+n) in some region, or null. Written so
+  /// that no sum can wrap around 2^64: an address near 2^64 (an SGPR pair
+  /// holding a mask, say) must fail here, not reach host memory.
+  static bool contains(const Region &r, uint64_t addr, uint64_t n) {
+    return addr >= r.base && addr - r.base <= r.size &&
+           n <= r.size - (addr - r.base);
+  }
   uint8_t *translate(uint64_t addr, uint64_t n, bool write) {
     const Region *r = lastRegion;
-    if (!r || addr < r->base || addr + n > r->base + r->size) {
+    if (!r || !contains(*r, addr, n)) {
       r = nullptr;
       for (const Region &c : regions)
-        if (addr >= c.base && addr + n <= c.base + c.size) {
+        if (contains(c, addr, n)) {
           r = &c;
           break;
         }
@@ -191,7 +218,7 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
-/// Handler registry (Exec.cpp): mnemonic -> handler and class.
+/// Handler registry (OpTable.cpp): mnemonic -> handler and class.
 struct OpEntry {
   ExecFn fn;
   Cls cls;

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -24,6 +25,16 @@ using namespace mlir;
 
 void uq::buildCPUPipeline(OpPassManager &pm,
                           const CPUPipelineOptions &options) {
+  // With wave-kernels: the GPU path's tiling stage, its launches run as
+  // loops, its tile ops as host vector code (uq ops left over still go
+  // through linalg below).
+  if (options.waveKernels) {
+    ConvertUQToWavePassOptions toWave;
+    toWave.partitionSize = options.partitionSize;
+    pm.addPass(createConvertUQToWavePass(toWave));
+    pm.addPass(createInlineKernelsOnHostPass());
+    pm.addPass(createLowerTileOpsPass());
+  }
   // uq ops -> linalg/tensor/arith/math/scf on tensors; first, since every
   // later pass knows nothing of uq.
   ConvertUQToLinalgPassOptions toLinalg;
@@ -64,6 +75,12 @@ void uq::buildCPUPipeline(OpPassManager &pm,
   // Arith ops without a direct LLVM lowering (min/max, ceildiv) first.
   pm.addPass(arith::createArithExpandOpsPass());
 
+  // Vector code (wave-level kernels on the host): multi-dim reductions to
+  // 1-D ones, then everything vector -> llvm.
+  pm.addNestedPass<func::FuncOp>(vector::createLowerVectorMultiReductionPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  // The vector lowering's placeholders (ub.poison).
+  pm.addPass(createUBToLLVMConversionPass());
   // C wrappers must be requested on func.func, before func -> llvm.
   if (options.emitCInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());

@@ -13,17 +13,43 @@
 
 using namespace mlir;
 
-void uq::buildKernelPipeline(OpPassManager &pm,
-                             const GPUPipelineOptions &options) {
-  ConvertUQToGPUPassOptions opts;
+void uq::buildWavePipeline(OpPassManager &pm,
+                           const GPUPipelineOptions &options) {
+  ConvertUQToWavePassOptions opts;
   opts.partitionSize = options.partitionSize;
-  opts.chip = options.chip;
-  // Instantiate the kernel templates for the ops' static sizes.
-  pm.addPass(createConvertUQToGPUPass(opts));
-  // Fold the templates' constant arithmetic before lowering.
+  // Tile every uq op into wave-level kernels and host launches.
+  pm.addPass(createConvertUQToWavePass(opts));
+  // Fold constant index arithmetic (kernels) and static sizes (host
+  // launches) before layouts are chosen.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void uq::buildLanePipeline(OpPassManager &pm,
+                           const GPUPipelineOptions &options,
+                           bool stopAfterLayouts) {
+  // A lane layout for every whole-wave vector (MFMA operand layouts of
+  // gfx950-notes.md); then per-lane code from them.
+  AssignLaneLayoutsPassOptions layouts;
+  layouts.chip = options.chip;
+  pm.addPass(createAssignLaneLayoutsPass(layouts));
+  if (stopAfterLayouts)
+    return;
+  DistributeToLanesPassOptions lanes;
+  lanes.chip = options.chip;
+  pm.addPass(createDistributeToLanesPass(lanes));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
+  // Buffer arguments as bare global pointers (the kernel JSON's ABI); last,
+  // so that every earlier stage sees memrefs.
+  pm.addPass(createLowerKernelABIPass());
+}
+
+void uq::buildKernelPipeline(OpPassManager &pm,
+                             const GPUPipelineOptions &options) {
+  buildWavePipeline(pm, options);
+  buildLanePipeline(pm, options);
 }
 
 void uq::buildROCDLPipeline(OpPassManager &pm,
@@ -65,7 +91,18 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 
 void uq::registerGPUPipelines() {
   PassPipelineRegistration<PipelineOptions>(
-      "uq-gpu-kernels", "uq ops to gfx950 gpu.func kernels",
+      "uq-gpu-wave", "uq ops to wave-level gpu.func kernels (tiling stage)",
+      [](OpPassManager &pm, const PipelineOptions &o) {
+        buildWavePipeline(pm, o.get());
+      });
+  PassPipelineRegistration<PipelineOptions>(
+      "uq-gpu-lanes",
+      "wave-level kernels to per-lane gfx950 code (distribution stage)",
+      [](OpPassManager &pm, const PipelineOptions &o) {
+        buildLanePipeline(pm, o.get());
+      });
+  PassPipelineRegistration<PipelineOptions>(
+      "uq-gpu-kernels", "uq ops to gfx950 gpu.func kernels (both stages)",
       [](OpPassManager &pm, const PipelineOptions &o) {
         buildKernelPipeline(pm, o.get());
       });

@@ -1,55 +1,30 @@
-//===- Cache.cpp - vLLM-layout paged cache and decode attention -----------===//
+//===- Cache.cpp - vLLM-layout paged cache
+//---------------------------------===//
 //
 // Part of the uq project.
 //
 //===----------------------------------------------------------------------===//
 //
-// The slot layout and the decode attention definition follow
-// docs/ultraquant-format.md ("Cache layout compatible with vLLM", "Query
-// path"); docs/reference-numerics.md says how the attention arithmetic was
-// checked against the golden attn_* cases.
+// The slot layout follows docs/ultraquant-format.md ("Cache layout
+// compatible with vLLM"). The attention references are in Attention.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "uq/Reference/Reference.h"
+#include "CacheLayout.h"
 
-#include <cmath>
-#include <limits>
-#include <vector>
+#include <string>
 
 using namespace uq::ref;
 
 namespace {
-/// a * b, or -1 on int64 overflow or a negative operand.
-int64_t checkedMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r))
-    return -1;
-  return r;
-}
-
-/// Byte offsets of the four parts of a slot.
-struct SlotParts {
-  int64_t kCodes, kScales, vCodes, vScales;
-};
-
-SlotParts slotParts(const Format &kf, const Format &vf, int64_t d) {
-  SlotParts p;
-  p.kCodes = 0;
-  p.kScales = codeBytes(kf, d);
-  p.vCodes = p.kScales + scaleBytes(kf, d);
-  p.vScales = p.vCodes + codeBytes(vf, d);
-  return p;
-}
+using detail::checkedMul;
+using detail::slotOffset;
+using detail::slotParts;
+using detail::SlotParts;
 
 /// Number of slots (numBlocks * blockSize) of a validated geometry.
 int64_t numSlots(const CacheGeometry &g) {
   return checkedMul(g.numBlocks, g.blockSize);
-}
-
-/// Byte offset of (slot, head) in a validated geometry.
-int64_t slotOffset(const CacheGeometry &g, int64_t slot, int64_t head) {
-  return (slot * g.numKvHeads + head) * g.slotBytes;
 }
 } // namespace
 
@@ -122,134 +97,6 @@ Status uq::ref::cacheWrite(const Format &kf, const Format &vf,
       st = encodeRow(vf, v + row, d, base + parts.vCodes, base + parts.vScales);
       if (!st.ok())
         return st;
-    }
-  }
-  return Status::success();
-}
-
-namespace {
-/// Softmax-weighted sum over one (sequence, query head) in accumulator type
-/// Acc (float or double). \p q is the query already rotated and rounded.
-/// Logits are rounded to Acc after the scale multiply; exponentials are
-/// taken of (logit - max) with max over the logits and the sink.
-template <typename Acc>
-void attendOne(const Format &kf, const Format &vf, const CacheGeometry &g,
-               const SlotParts &parts, const uint8_t *cache, Acc softmaxScale,
-               const float *q, int64_t kvHead, const int32_t *blockTable,
-               int64_t seqLen, const float *sink, float *out) {
-  const int64_t d = g.headDim;
-  std::vector<float> row(d);
-  std::vector<Acc> logits(seqLen);
-  auto slotBase = [&](int64_t j) {
-    int64_t slot =
-        static_cast<int64_t>(blockTable[j / g.blockSize]) * g.blockSize +
-        j % g.blockSize;
-    return cache + slotOffset(g, slot, kvHead);
-  };
-
-  Acc maxLogit = -std::numeric_limits<Acc>::infinity();
-  if (sink)
-    maxLogit = static_cast<Acc>(*sink);
-  for (int64_t j = 0; j < seqLen; ++j) {
-    const uint8_t *base = slotBase(j);
-    (void)decodeRow(kf, base + parts.kCodes, base + parts.kScales, d,
-                    row.data());
-    Acc dot = 0;
-    for (int64_t i = 0; i < d; ++i)
-      dot += static_cast<Acc>(q[i]) * static_cast<Acc>(row[i]);
-    logits[j] = dot * softmaxScale;
-    if (logits[j] > maxLogit)
-      maxLogit = logits[j];
-  }
-
-  std::vector<Acc> acc(d, Acc(0));
-  Acc sum = 0;
-  for (int64_t j = 0; j < seqLen; ++j) {
-    Acc p = std::exp(logits[j] - maxLogit);
-    sum += p;
-    const uint8_t *base = slotBase(j);
-    (void)decodeRow(vf, base + parts.vCodes, base + parts.vScales, d,
-                    row.data());
-    for (int64_t i = 0; i < d; ++i)
-      acc[i] += p * static_cast<Acc>(row[i]);
-  }
-  if (sink)
-    sum += std::exp(static_cast<Acc>(*sink) - maxLogit);
-  for (int64_t i = 0; i < d; ++i)
-    out[i] = seqLen == 0 ? 0.0f : static_cast<float>(acc[i] / sum);
-}
-} // namespace
-
-Status uq::ref::decodeAttention(const Format &kf, const Format &vf,
-                                const CacheGeometry &g, const uint8_t *cache,
-                                const AttentionParams &p, const float *q,
-                                int64_t numSeqs, int64_t numQHeads,
-                                const int32_t *blockTables, int64_t maxBlocks,
-                                const int32_t *seqLens, const float *sinks,
-                                float *out) {
-  Status st = validateGeometry(kf, vf, g);
-  if (!st.ok())
-    return st;
-  if (numSeqs < 0 || maxBlocks < 0)
-    return Status::error("negative sequence or block-table size");
-  if (numQHeads <= 0 || numQHeads % g.numKvHeads != 0)
-    return Status::error("query heads (" + std::to_string(numQHeads) +
-                         ") must be a positive multiple of the kv heads (" +
-                         std::to_string(g.numKvHeads) + ")");
-  if (numSeqs == 0)
-    return Status::success();
-  if (!cache || !q || !seqLens || !out || (maxBlocks > 0 && !blockTables))
-    return Status::error("decodeAttention: null buffer");
-  const int64_t capacity = checkedMul(maxBlocks, g.blockSize);
-  if (capacity < 0)
-    return Status::error("block table capacity overflows int64");
-  for (int64_t s = 0; s < numSeqs; ++s) {
-    int64_t len = seqLens[s];
-    if (len < 0 || len > capacity)
-      return Status::error("sequence " + std::to_string(s) + ": length " +
-                           std::to_string(len) + " outside [0, " +
-                           std::to_string(capacity) + "]");
-    int64_t usedBlocks = (len + g.blockSize - 1) / g.blockSize;
-    for (int64_t b = 0; b < usedBlocks; ++b) {
-      int32_t id = blockTables[s * maxBlocks + b];
-      if (id < 0 || id >= g.numBlocks)
-        return Status::error("sequence " + std::to_string(s) + ": block " +
-                             std::to_string(id) + " at table position " +
-                             std::to_string(b) + " is outside [0, " +
-                             std::to_string(g.numBlocks) + ")");
-    }
-  }
-
-  const int64_t d = g.headDim;
-  const int64_t groupSize = numQHeads / g.numKvHeads;
-  const SlotParts parts = slotParts(kf, vf, d);
-  std::vector<float> qr(d);
-  for (int64_t s = 0; s < numSeqs; ++s) {
-    for (int64_t h = 0; h < numQHeads; ++h) {
-      const float *qIn = q + (s * numQHeads + h) * d;
-      qr.assign(qIn, qIn + d);
-      // The query lives in the key's coded domain: rotate it like the keys,
-      // then round it as the reference does (E4M3, scale 1).
-      if (kf.rotate)
-        (void)hadamardRotate(qr.data(), d, kf.rotation);
-      if (p.queryPrecision == QueryPrecision::FP8_E4M3)
-        for (float &x : qr)
-          x = fp8e4m3Decode(fp8e4m3Encode(x, Fp8Overflow::NaN));
-      const float *sink = sinks ? sinks + h : nullptr;
-      float *o = out + (s * numQHeads + h) * d;
-      const int32_t *table =
-          blockTables ? blockTables + s * maxBlocks : nullptr;
-      if (p.accumulateF64)
-        attendOne<double>(kf, vf, g, parts, cache,
-                          static_cast<double>(p.softmaxScale), qr.data(),
-                          h / groupSize, table, seqLens[s], sink, o);
-      else
-        attendOne<float>(kf, vf, g, parts, cache, p.softmaxScale, qr.data(),
-                         h / groupSize, table, seqLens[s], sink, o);
-      // Values coded in a rotated domain: the weighted sum is rotated too;
-      // H / sqrt(D) is its own inverse.
-      if (vf.rotate)
-        (void)hadamardRotate(o, d, vf.rotation);
     }
   }
   return Status::success();

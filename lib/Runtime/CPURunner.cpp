@@ -237,6 +237,8 @@ CPUProgram::compile(llvm::StringRef source, llvm::StringRef entry,
   PassManager pm(&ctx);
   CPUPipelineOptions pipeline;
   pipeline.rotationArithmetic = options.rotation;
+  pipeline.waveKernels = options.waveKernels;
+  pipeline.partitionSize = options.partitionSize;
   pipeline.emitCInterface = true;
   uq::buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)) || diags.hasError())

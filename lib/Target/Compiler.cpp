@@ -2,7 +2,11 @@
 //
 // Stages (each printable with --emit):
 //   linalg  convert-uq-to-linalg (the CPU meaning; not on the GPU path)
-//   kernel  convert-uq-to-gpu: gpu.func kernels with amdgpu/rocdl ops
+//   wave    convert-uq-to-wave: wave-level kernels (whole-wave vectors, uq
+//           tile ops) and host launches with run-time sizes
+//   layouts uq-assign-lane-layouts: a lane layout on every vector
+//   lanes   uq-distribute-to-lanes + uq-lower-kernel-abi: per-lane gpu.func
+//           kernels with amdgpu/rocdl ops ("kernel" is the same stage)
 //   rocdl   the kernels lowered to the llvm/rocdl dialects
 //   llvmir  the device module translated to LLVM IR and optimised (O3)
 //   isa     gfx950 assembly from LLVM's AMDGPU backend
@@ -19,6 +23,7 @@
 #include "uq/Support/Input.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -59,6 +64,9 @@ using uq::DiagnosticCollector;
 std::optional<uq::EmitStage> uq::parseEmitStage(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<EmitStage>>(name)
       .Case("linalg", EmitStage::Linalg)
+      .Case("wave", EmitStage::Wave)
+      .Case("layouts", EmitStage::Layouts)
+      .Case("lanes", EmitStage::Kernel)
       .Case("kernel", EmitStage::Kernel)
       .Case("rocdl", EmitStage::ROCDL)
       .Case("llvmir", EmitStage::LLVMIR)
@@ -67,7 +75,45 @@ std::optional<uq::EmitStage> uq::parseEmitStage(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
+std::optional<uq::InputStage> uq::parseInputStage(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<InputStage>>(name)
+      .Case("auto", InputStage::Auto)
+      .Case("uq", InputStage::Ops)
+      .Case("wave", InputStage::Wave)
+      .Cases("lanes", "kernel", InputStage::Kernel)
+      .Case("rocdl", InputStage::ROCDL)
+      .Default(std::nullopt);
+}
+
 namespace {
+
+/// The stage a module is at: uq ops anywhere, or no gpu.module at all -> Ops
+/// (so that a module without kernels gets the "no uq op" error); else its
+/// kernels' contents (llvm.func -> ROCDL; lane ids or amdgpu/rocdl ops ->
+/// Kernel; otherwise Wave).
+uq::InputStage detectStage(ModuleOp module) {
+  bool uqOps = false, llvmFuncs = false, laneCode = false, gpuModule = false;
+  module.walk([&](Operation *op) {
+    if (isa<gpu::GPUModuleOp>(op))
+      gpuModule = true;
+    StringRef ns = op->getDialect() ? op->getDialect()->getNamespace() : "";
+    if (ns == "uq" && !op->getParentOfType<gpu::GPUModuleOp>())
+      uqOps = true;
+    if (op->getParentOfType<gpu::GPUModuleOp>()) {
+      if (isa<LLVM::LLVMFuncOp>(op))
+        llvmFuncs = true;
+      if (ns == "amdgpu" || ns == "rocdl" || isa<gpu::ThreadIdOp>(op))
+        laneCode = true;
+    }
+  });
+  if (uqOps || !gpuModule)
+    return uq::InputStage::Ops;
+  if (llvmFuncs)
+    return uq::InputStage::ROCDL;
+  if (laneCode)
+    return uq::InputStage::Kernel;
+  return uq::InputStage::Wave;
+}
 
 llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -312,13 +358,29 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
     llvm::json::Object k;
     k["name"] = name;
     k["op"] = cast<StringAttr>(desc.get("op")).str();
+    // Sizes are integers, or the name of the scalar argument holding them.
     auto vec = [](Attribute attr) {
       llvm::json::Array arr;
-      for (int64_t v : cast<DenseI64ArrayAttr>(attr).asArrayRef())
-        arr.push_back(v);
+      if (auto dense = dyn_cast<DenseI64ArrayAttr>(attr)) {
+        for (int64_t v : dense.asArrayRef())
+          arr.push_back(v);
+        return arr;
+      }
+      for (Attribute e : cast<ArrayAttr>(attr)) {
+        if (auto i = dyn_cast<IntegerAttr>(e))
+          arr.push_back(i.getInt());
+        else
+          arr.push_back(cast<StringAttr>(e).str());
+      }
       return arr;
     };
     k["grid"] = vec(desc.get("grid"));
+    if (auto params = desc.getAs<DictionaryAttr>("params")) {
+      llvm::json::Object ps;
+      for (NamedAttribute p : params)
+        ps[p.getName().strref()] = cast<IntegerAttr>(p.getValue()).getInt();
+      k["params"] = std::move(ps);
+    }
     k["grid_rule"] = cast<StringAttr>(desc.get("grid_rule")).str();
     k["block"] = vec(desc.get("block"));
     llvm::json::Array args;
@@ -367,8 +429,10 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
   root["chip"] = chip.str();
   root["code_object"] = "amdgcn-amd-amdhsa--" + chip.str();
   root["abi"] = "docs/uq-compile.md: one pointer (8 bytes) per buffer "
-                "argument at its offset in the kernarg segment; block = "
-                "workgroup size in lanes; grid = workgroups per dimension";
+                "argument and the value of each scalar argument at its offset "
+                "in the kernarg segment; a size written as a name is the "
+                "value of that scalar argument; block = workgroup size in "
+                "lanes; grid = workgroups per dimension";
   root["kernels"] = std::move(out);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -438,21 +502,55 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   GPUPipelineOptions gpuOptions;
   gpuOptions.chip = options.chip;
   gpuOptions.partitionSize = options.partitionSize;
-  {
+  InputStage from = options.from == InputStage::Auto ? detectStage(module)
+                                                     : options.from;
+  auto stageIndex = [](InputStage s) { return static_cast<int>(s); };
+  auto emitIndex = [](EmitStage e) {
+    switch (e) {
+    case EmitStage::Wave:
+      return 1;
+    case EmitStage::Layouts:
+    case EmitStage::Kernel:
+      return 2;
+    case EmitStage::ROCDL:
+      return 3;
+    default:
+      return 4;
+    }
+  };
+  if (stageIndex(from) > emitIndex(options.emit) ||
+      (from == InputStage::Kernel && options.emit == EmitStage::Layouts))
+    return makeError("the input is already past the stage to emit");
+  if (from == InputStage::Ops) {
     PassManager pm(&ctx);
-    buildKernelPipeline(pm, gpuOptions);
+    buildWavePipeline(pm, gpuOptions);
     if (failed(pm.run(module)) || diags.hasError())
-      return diags.error("kernel generation failed");
+      return diags.error("tiling into wave-level kernels failed");
   }
   if (!module->getAttr("uq.kernels"))
-    return makeError("the input has no uq op with a gfx950 kernel "
-                     "(uq.cache_write, uq.decode_attention, "
-                     "uq.decode_attention_partial, uq.merge_partitions)");
-  if (options.emit == EmitStage::Kernel) {
+    return makeError(
+        from == InputStage::Ops
+            ? "the input has no uq op with a gfx950 kernel (uq.cache_write, "
+              "uq.decode_attention, uq.decode_attention_partial, "
+              "uq.merge_partitions)"
+            : "the input's kernels have no launch description (the module "
+              "attribute uq.kernels, docs/uq-compile.md)");
+  if (options.emit == EmitStage::Wave) {
     result.output = printOp(module.getOperation());
     return result;
   }
-  {
+  if (stageIndex(from) <= stageIndex(InputStage::Wave)) {
+    PassManager pm(&ctx);
+    buildLanePipeline(pm, gpuOptions,
+                      /*stopAfterLayouts=*/options.emit == EmitStage::Layouts);
+    if (failed(pm.run(module)) || diags.hasError())
+      return diags.error("distribution to lanes failed");
+  }
+  if (options.emit == EmitStage::Layouts || options.emit == EmitStage::Kernel) {
+    result.output = printOp(module.getOperation());
+    return result;
+  }
+  if (stageIndex(from) <= stageIndex(InputStage::Kernel)) {
     PassManager pm(&ctx);
     buildROCDLPipeline(pm, gpuOptions);
     if (failed(pm.run(module)) || diags.hasError())

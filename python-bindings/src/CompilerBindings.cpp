@@ -176,12 +176,14 @@ std::array<uint32_t, 3> dims(const std::vector<uint32_t> &v,
   return d;
 }
 
-/// "argument 2" or "argument 2 'name'" (code objects built without debug
-/// information have no argument names).
+/// "argument 2 'name'", or "argument 2 #2" when the metadata has no name
+/// (LLVM emits none for unnamed IR arguments), as uq-emu prints them.
 std::string argLabel(size_t index, const emu::ArgInfo &info) {
   std::string label = "argument " + std::to_string(index);
   if (!info.name.empty())
     label += " '" + info.name + "'";
+  else
+    label += " #" + std::to_string(index);
   return label;
 }
 

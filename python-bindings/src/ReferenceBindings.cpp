@@ -17,7 +17,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -299,6 +301,253 @@ F32Array mapFromBytes(const py::array &bIn, const char *what, Fn fn) {
   return out;
 }
 
+//===----------------------------------------------------------------------===//
+// Cache write and attention (ref::cacheWrite, decodeAttention,
+// pagedAttention)
+//===----------------------------------------------------------------------===//
+
+/// A format from a dict of quantize()'s keyword names (code, rotate, c,
+/// group_size, rounding, fp8_overflow, scale_rule); None gives \p def.
+Format formatFrom(const py::object &spec, Format def, const char *what) {
+  if (spec.is_none())
+    return def;
+  if (!py::isinstance<py::dict>(spec))
+    throw py::type_error(std::string(what) +
+                         ": expected None or a dict of format fields");
+  Format f = def;
+  for (auto item : py::cast<py::dict>(spec)) {
+    std::string key = py::cast<std::string>(item.first);
+    py::handle v = item.second;
+    if (key == "code")
+      f.code = parseCode(py::cast<std::string>(v));
+    else if (key == "rotate")
+      f.rotate = py::cast<bool>(v);
+    else if (key == "c")
+      f.c = py::cast<double>(v);
+    else if (key == "group_size")
+      f.groupSize = py::cast<int>(v);
+    else if (key == "rounding")
+      f.rounding = parseRounding(py::cast<std::string>(v));
+    else if (key == "fp8_overflow")
+      f.fp8Overflow = parseOverflow(py::cast<std::string>(v));
+    else if (key == "scale_rule")
+      f.scaleRule = parseScaleRule(py::cast<std::string>(v));
+    else
+      throw py::value_error(std::string(what) + ": unknown format field '" +
+                            key +
+                            "' (expected code, rotate, c, group_size, "
+                            "rounding, fp8_overflow or scale_rule)");
+  }
+  return f;
+}
+
+QueryPrecision parsePrecision(const std::string &p) {
+  if (p == "fp8_e4m3")
+    return QueryPrecision::FP8_E4M3;
+  if (p == "f32")
+    return QueryPrecision::F32;
+  throw py::value_error("query_precision must be 'fp8_e4m3' or 'f32', got '" +
+                        p + "'");
+}
+
+void expectRank(const py::array &x, py::ssize_t rank, const char *what,
+                const char *shape) {
+  if (x.ndim() != rank)
+    throw py::value_error(std::string(what) + ": expected shape " + shape +
+                          ", got " + std::to_string(x.ndim()) + " dimensions");
+}
+
+/// An integer array as int32 values (any integer dtype; values must fit).
+std::vector<int32_t> asI32(const py::array &x, const char *what) {
+  char kind = x.dtype().kind();
+  if (kind != 'i' && kind != 'u')
+    throw py::type_error(std::string(what) +
+                         ": expected an integer array, "
+                         "got dtype " +
+                         std::string(py::str(x.dtype())));
+  auto wide =
+      py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(
+          x);
+  std::vector<int32_t> out(wide.size());
+  for (py::ssize_t i = 0; i < wide.size(); ++i) {
+    int64_t v = wide.data()[i];
+    if (kind == 'u' && x.itemsize() == 8 && v < 0)
+      v = INT64_MAX; // uint64 above INT64_MAX: out of range below
+    if (v < INT32_MIN || v > INT32_MAX)
+      throw py::value_error(std::string(what) + ": value " + std::to_string(v) +
+                            " does not fit int32");
+    out[i] = static_cast<int32_t>(v);
+  }
+  return out;
+}
+
+/// The geometry of a uint8 cache [num_blocks, block_size, Hkv, slot_bytes]
+/// holding rows of \p headDim.
+CacheGeometry geometryOf(const U8Array &cache, int64_t headDim) {
+  expectRank(cache, 4, "cache",
+             "[num_blocks, block_size, num_kv_heads, slot_bytes]");
+  return {cache.shape(0), cache.shape(1), cache.shape(2), headDim,
+          cache.shape(3)};
+}
+
+U8Array cacheWriteNp(const py::array &kIn, const py::array &vIn,
+                     const py::array &slotsIn, const py::array &cacheIn,
+                     const py::object &kSpec, const py::object &vSpec) {
+  F32Array k = asFloat(kIn, "cache_write(k)");
+  F32Array v = asFloat(vIn, "cache_write(v)");
+  U8Array cacheArr = asBytes(cacheIn, "cache_write(cache)");
+  expectRank(k, 3, "cache_write(k)", "[num_tokens, num_kv_heads, head_dim]");
+  if (v.ndim() != 3 || v.shape(0) != k.shape(0) || v.shape(1) != k.shape(1) ||
+      v.shape(2) != k.shape(2))
+    throw py::value_error("cache_write: v must have k's shape");
+  char kind = slotsIn.dtype().kind();
+  if (kind != 'i')
+    throw py::type_error("cache_write(slot_mapping): expected a signed "
+                         "integer array, got dtype " +
+                         std::string(py::str(slotsIn.dtype())));
+  auto slots =
+      py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(
+          slotsIn);
+  if (slots.ndim() != 1 || slots.shape(0) != k.shape(0))
+    throw py::value_error("cache_write(slot_mapping): expected shape "
+                          "[num_tokens]");
+  Format kf = formatFrom(kSpec, keyFormat(), "cache_write(k_format)");
+  Format vf = formatFrom(vSpec, valueFormat(), "cache_write(v_format)");
+  CacheGeometry g = geometryOf(cacheArr, k.shape(2));
+  if (g.numKvHeads != k.shape(1))
+    throw py::value_error("cache_write: the cache has " +
+                          std::to_string(g.numKvHeads) + " kv heads, k has " +
+                          std::to_string(k.shape(1)));
+  std::vector<py::ssize_t> shape(cacheArr.shape(),
+                                 cacheArr.shape() + cacheArr.ndim());
+  U8Array out(shape);
+  std::memcpy(out.mutable_data(), cacheArr.data(), cacheArr.size());
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = cacheWrite(kf, vf, g, k.data(), v.data(), slots.data(), k.shape(0),
+                    out.mutable_data());
+  }
+  check(st, "cache_write");
+  return out;
+}
+
+/// Shared argument handling of decode_attention and paged_attention.
+struct AttentionArgs {
+  F32Array q;
+  U8Array cache;
+  CacheGeometry g;
+  Format kf, vf;
+  AttentionParams p;
+  std::vector<int32_t> tables, lens;
+  int64_t numSeqs, maxBlocks;
+  std::vector<float> sinks;
+  bool hasSinks;
+};
+
+AttentionArgs attentionArgs(const char *what, const py::array &qIn,
+                            const py::array &cacheIn, const py::array &btIn,
+                            const py::array &lensIn, float scale,
+                            const py::object &sinksIn,
+                            const std::string &precision,
+                            const py::object &kSpec, const py::object &vSpec,
+                            bool accumulateF64) {
+  std::string w(what);
+  AttentionArgs a;
+  a.q = asFloat(qIn, (w + "(q)").c_str());
+  expectRank(a.q, 3, (w + "(q)").c_str(), "[tokens, num_q_heads, head_dim]");
+  a.cache = asBytes(cacheIn, (w + "(cache)").c_str());
+  a.g = geometryOf(a.cache, a.q.shape(2));
+  a.kf = formatFrom(kSpec, keyFormat(), (w + "(k_format)").c_str());
+  a.vf = formatFrom(vSpec, valueFormat(), (w + "(v_format)").c_str());
+  a.p.softmaxScale = scale;
+  a.p.queryPrecision = parsePrecision(precision);
+  a.p.accumulateF64 = accumulateF64;
+  expectRank(btIn, 2, (w + "(block_tables)").c_str(), "[num_seqs, max_blocks]");
+  expectRank(lensIn, 1, (w + "(seq_lens)").c_str(), "[num_seqs]");
+  a.tables = asI32(btIn, (w + "(block_tables)").c_str());
+  a.lens = asI32(lensIn, (w + "(seq_lens)").c_str());
+  a.numSeqs = lensIn.shape(0);
+  a.maxBlocks = btIn.shape(1);
+  if (btIn.shape(0) != a.numSeqs)
+    throw py::value_error(w + ": block_tables has " +
+                          std::to_string(btIn.shape(0)) + " rows for " +
+                          std::to_string(a.numSeqs) + " sequences");
+  a.hasSinks = !sinksIn.is_none();
+  if (a.hasSinks) {
+    F32Array s = asFloat(py::cast<py::array>(sinksIn), (w + "(sinks)").c_str());
+    if (s.ndim() != 1 || s.shape(0) != a.q.shape(1))
+      throw py::value_error(w + "(sinks): expected shape [num_q_heads] = [" +
+                            std::to_string(a.q.shape(1)) + "]");
+    a.sinks.assign(s.data(), s.data() + s.size());
+  }
+  return a;
+}
+
+F32Array decodeAttentionNp(const py::array &q, const py::array &cache,
+                           const py::array &bt, const py::array &lens,
+                           float scale, const py::object &sinks,
+                           const std::string &precision,
+                           const py::object &kSpec, const py::object &vSpec,
+                           bool accumulateF64) {
+  AttentionArgs a =
+      attentionArgs("decode_attention", q, cache, bt, lens, scale, sinks,
+                    precision, kSpec, vSpec, accumulateF64);
+  if (a.q.shape(0) != a.numSeqs)
+    throw py::value_error("decode_attention: q has " +
+                          std::to_string(a.q.shape(0)) + " rows for " +
+                          std::to_string(a.numSeqs) + " sequences");
+  F32Array out({a.q.shape(0), a.q.shape(1), a.q.shape(2)});
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = decodeAttention(a.kf, a.vf, a.g, a.cache.data(), a.p, a.q.data(),
+                         a.numSeqs, a.q.shape(1), a.tables.data(), a.maxBlocks,
+                         a.lens.data(), a.hasSinks ? a.sinks.data() : nullptr,
+                         out.mutable_data());
+  }
+  check(st, "decode_attention");
+  return out;
+}
+
+F32Array pagedAttentionNp(const py::array &q, const py::array &cache,
+                          const py::array &bt, const py::array &lens,
+                          const py::array &startsIn, float scale,
+                          const py::object &sinks, const py::object &window,
+                          const std::string &precision, const py::object &kSpec,
+                          const py::object &vSpec, bool accumulateF64) {
+  AttentionArgs a =
+      attentionArgs("paged_attention", q, cache, bt, lens, scale, sinks,
+                    precision, kSpec, vSpec, accumulateF64);
+  expectRank(startsIn, 1, "paged_attention(query_start_loc)", "[num_seqs + 1]");
+  if (startsIn.shape(0) != a.numSeqs + 1)
+    throw py::value_error("paged_attention(query_start_loc): expected " +
+                          std::to_string(a.numSeqs + 1) + " entries, got " +
+                          std::to_string(startsIn.shape(0)));
+  std::vector<int32_t> starts =
+      asI32(startsIn, "paged_attention(query_start_loc)");
+  int64_t w = 0;
+  if (!window.is_none()) {
+    w = py::cast<int64_t>(window);
+    if (w < 1)
+      throw py::value_error("paged_attention(window): expected None or a "
+                            "number of tokens >= 1, got " +
+                            std::to_string(w));
+  }
+  F32Array out({a.q.shape(0), a.q.shape(1), a.q.shape(2)});
+  Status st;
+  {
+    py::gil_scoped_release release;
+    st = pagedAttention(a.kf, a.vf, a.g, a.cache.data(), a.p, w, a.q.data(),
+                        a.q.shape(0), a.q.shape(1), starts.data(), a.numSeqs,
+                        a.tables.data(), a.maxBlocks, a.lens.data(),
+                        a.hasSinks ? a.sinks.data() : nullptr,
+                        out.mutable_data());
+  }
+  check(st, "paged_attention");
+  return out;
+}
+
 } // namespace
 #endif // UQ_HAVE_REFERENCE
 
@@ -406,6 +655,40 @@ domain (rotated for keys) unless rotate=True and unrotate=True.)doc");
       },
       py::arg("head_dim"),
       "Bytes per (token, kv head) slot of the vLLM-compatible cache.");
+  m.def("cache_write", &cacheWriteNp, py::arg("k"), py::arg("v"),
+        py::arg("slot_mapping"), py::arg("cache"), py::kw_only(),
+        py::arg("k_format") = py::none(), py::arg("v_format") = py::none(),
+        R"doc(ref::cacheWrite on a copy of `cache` (uint8 [num_blocks,
+block_size, num_kv_heads, slot_bytes]): codes k and v ([num_tokens,
+num_kv_heads, head_dim], float32 or bf16 bits as uint16) into the slots
+slot_mapping[t] = block * block_size + offset (int64; negative = skip) and
+returns the new cache. k_format / v_format: None for UltraQuant's key
+(rotated FP4) and value (FP4) formats, or a dict of quantize()'s keywords
+(code, rotate, c, group_size, rounding, fp8_overflow, scale_rule).)doc");
+  m.def("decode_attention", &decodeAttentionNp, py::arg("q"), py::arg("cache"),
+        py::arg("block_tables"), py::arg("seq_lens"), py::kw_only(),
+        py::arg("scale"), py::arg("sinks") = py::none(),
+        py::arg("query_precision") = "fp8_e4m3",
+        py::arg("k_format") = py::none(), py::arg("v_format") = py::none(),
+        py::arg("accumulate_f64") = false,
+        R"doc(ref::decodeAttention, the meaning of uq.decode_attention: one
+query token per sequence, q [num_seqs, num_q_heads, head_dim]; returns
+float32 of q's shape. Rejects seq_lens and used block ids out of range.)doc");
+  m.def("paged_attention", &pagedAttentionNp, py::arg("q"), py::arg("cache"),
+        py::arg("block_tables"), py::arg("seq_lens"),
+        py::arg("query_start_loc"), py::kw_only(), py::arg("scale"),
+        py::arg("sinks") = py::none(), py::arg("window") = py::none(),
+        py::arg("query_precision") = "fp8_e4m3",
+        py::arg("k_format") = py::none(), py::arg("v_format") = py::none(),
+        py::arg("accumulate_f64") = false,
+        R"doc(ref::pagedAttention, the meaning of uq.paged_attention: prefill
+chunks and decodes in one batch. q [num_tokens, num_q_heads, head_dim];
+sequence s owns the query tokens query_start_loc[s]..query_start_loc[s+1]-1
+and has seq_lens[s] context tokens in the cache (its new ones included);
+token i of a sequence attends causally to keys 0..seq_len - query_len + i
+(the last `window` of them with a window). Out-of-range index inputs follow
+the input policy of docs/dialect.md (never an error). Returns float32 of
+q's shape.)doc");
 #else
   m.attr("has_reference") = false;
 #endif

@@ -31,6 +31,9 @@ from .compiler import (CompileError, CompileResult, compile,  # noqa: E402
                        compile_with_description, emulate, kernel_info,
                        run_pipeline)
 
-__all__ = ["native", "CompileError", "CompileResult", "compile",
+# The reference library's cache write and attention (uq::ref): uq/ref.py.
+from . import ref  # noqa: E402,F401
+
+__all__ = ["native", "ref", "CompileError", "CompileResult", "compile",
            "compile_with_description", "emulate", "kernel_info",
            "run_pipeline"]

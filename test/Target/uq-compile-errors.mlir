@@ -10,7 +10,7 @@
 // uq-compile's errors: each names what is wrong, and nothing is written.
 // Errors about the input (also the chip and a module without kernels) are
 // located MLIR diagnostics: `file:line:col: error: ...`.
-// EMIT: error: unknown --emit stage 'bogus' (expected linalg, kernel, rocdl, llvmir, isa or hsaco)
+// EMIT: error: unknown --emit stage 'bogus' (expected linalg, wave, layouts, lanes, kernel, rocdl, llvmir, isa or hsaco)
 // CHIP: uq-compile-errors.mlir:{{[0-9]+}}:{{[0-9]+}}: error: chip 'gfx942' is not supported: uq's kernels need gfx950's scaled MFMA
 // MISSING: error: cannot read '{{.*}}does-not-exist.mlir'
 // NOOUT: error: a code object needs an output file (-o OUT.hsaco)

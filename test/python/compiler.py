@@ -115,11 +115,13 @@ assert res.description["chip"] == "gfx950"
 for k in res.kernels:
     assert res.kernel(k["name"]) is k
     print(k["name"], [(a["name"], a["dtype"], a["shape"]) for a in k["args"]])
-# The query and the cache are the first two arguments of the partial kernel,
-# shaped as in the IR; the merge kernel writes the bf16 output.
+# The query kernel reads the bf16 query; the partial kernel reads its FP8
+# output and the cache, sized by the scalar arguments they name; the merge
+# kernel writes the bf16 output.
 # CHECK-LABEL: === hsaco
-# CHECK: ('query', 'bf16', [1, 8, 128]), ('cache', 'u8', [8, 16, 2, 136])
-# CHECK: ('out', 'bf16', [1, 8, 128])
+# CHECK: decode_0_query [('query', 'bf16', ['num_seqs', 8, 128]), ('query_prepared', 'u8', ['num_seqs', 8, 128]), ('num_seqs', 'i32', [])]
+# CHECK: decode_0_partial [('query_prepared', 'u8', ['num_seqs', 8, 128]), ('cache', 'u8', ['num_blocks', 16, 2, 136])
+# CHECK: ('out', 'bf16', ['num_seqs', 8, 128])
 
 # The description's argument offsets and sizes agree with the metadata note
 # as the emulator's loader reads it (an independent parser).

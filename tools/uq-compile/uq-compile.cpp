@@ -1,7 +1,8 @@
 //===- uq-compile.cpp - uq IR to gfx950 code objects ----------------------===//
 //
 // uq-compile INPUT.mlir -o OUT.hsaco [--chip gfx950] [--emit=STAGE]
-//                       [--partition-size N] [--kernels-json FILE]
+//                       [--from=STAGE] [--partition-size N]
+//                       [--kernels-json FILE]
 // Writes its output only on success; diagnostics go to stderr.
 //
 //===----------------------------------------------------------------------===//
@@ -31,8 +32,15 @@ static cl::opt<std::string> chip("chip", cl::desc("Target chip"),
                                  cl::init("gfx950"), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
-         cl::desc("Stage to emit: linalg, kernel, rocdl, llvmir, isa or hsaco"),
+         cl::desc("Stage to emit: linalg, wave, layouts, lanes (or kernel), "
+                  "rocdl, llvmir, isa or hsaco"),
          cl::init("hsaco"), cl::cat(category));
+static cl::opt<std::string>
+    from("from",
+         cl::desc("Stage the input is at: auto (default), uq, wave, lanes "
+                  "or rocdl (kernels from another compiler, with their "
+                  "uq.kernels launch description)"),
+         cl::init("auto"), cl::cat(category));
 static cl::opt<int64_t>
     partitionSize("partition-size",
                   cl::desc("Tokens per split-K partition of decode attention "
@@ -55,7 +63,12 @@ int main(int argc, char **argv) {
   auto stage = uq::parseEmitStage(emit);
   if (!stage)
     return error("unknown --emit stage '" + emit +
-                 "' (expected linalg, kernel, rocdl, llvmir, isa or hsaco)");
+                 "' (expected linalg, wave, layouts, lanes, kernel, rocdl, "
+                 "llvmir, isa or hsaco)");
+  auto fromStage = uq::parseInputStage(from);
+  if (!fromStage)
+    return error("unknown --from stage '" + from +
+                 "' (expected auto, uq, wave, lanes or rocdl)");
   auto input = uq::readInputFile(inputFile, uq::InputLimits::kMaxSourceBytes,
                                  "IR", /*allowStdin=*/true);
   if (!input)
@@ -63,6 +76,7 @@ int main(int argc, char **argv) {
   uq::CompileOptions options;
   options.chip = chip;
   options.emit = *stage;
+  options.from = *fromStage;
   options.partitionSize = partitionSize;
   auto result = uq::compileSource((*input)->getBuffer(),
                                   inputFile == "-" ? std::string("<stdin>")

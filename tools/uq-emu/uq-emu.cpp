@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "uq/Emulator/Emulator.h"
+#include "uq/Emulator/KernelsJson.h"
+#include "uq/Emulator/TimingModel.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -69,8 +71,48 @@ static cl::opt<uint64_t>
              cl::desc("Fail after this many wave-instructions (0: no limit)"),
              cl::init(0), cl::cat(cat));
 static cl::opt<unsigned> dynLds("dynamic-lds",
-                                cl::desc("Extra dynamic LDS bytes"),
+                                cl::desc("Extra dynamic LDS bytes (static + "
+                                         "dynamic at most 160 KiB)"),
                                 cl::init(0), cl::cat(cat));
+static cl::opt<uint64_t> maxBufferBytes(
+    "max-buffer-bytes",
+    cl::desc("Limit on the total bytes of all buffer arguments (default 4 "
+             "GiB)"),
+    cl::init(4ull << 30), cl::cat(cat));
+static cl::opt<std::string> kernelsJson(
+    "kernels-json",
+    cl::desc("Kernel description written by uq-compile (docs/uq-compile.md); "
+             "default CODE.hsaco.json when it exists. Buffer sizes, argument "
+             "kinds and the block are checked against it before the launch"),
+    cl::cat(cat));
+static cl::opt<bool> noKernelsJson("no-kernels-json",
+                                   cl::desc("Do not read CODE.hsaco.json"),
+                                   cl::cat(cat));
+static cl::opt<bool> partialWaves(
+    "partial-waves",
+    cl::desc("Allow a block that is not a whole number of 64-lane waves "
+             "(for kernels written for partial waves)"),
+    cl::cat(cat));
+
+static cl::opt<bool> timingOpt(
+    "timing",
+    cl::desc("Predict the launch's time on MI355X with the timing model "
+             "(docs/timing-model.md): per-resource cycles, lower bound, "
+             "estimate, occupancy"),
+    cl::cat(cat));
+static cl::opt<std::string>
+    timingJson("timing-json",
+               cl::desc("Write the timing prediction as JSON to FILE "
+                        "(implies --timing)"),
+               cl::cat(cat));
+static cl::opt<uint64_t> timingSample(
+    "timing-sample",
+    cl::desc("With --timing: emulate only N evenly spaced workgroups and "
+             "scale to the grid (the outputs then hold only theirs)"),
+    cl::init(0), cl::cat(cat));
+
+/// Largest --bench repeat count.
+constexpr unsigned kMaxBench = 1000;
 
 namespace {
 int usage(const Twine &msg) {
@@ -79,6 +121,7 @@ int usage(const Twine &msg) {
 }
 
 bool parseDims(StringRef s, std::array<uint32_t, 3> &d) {
+  // getAsInteger rejects values that do not fit uint32_t.
   SmallVector<StringRef, 3> parts;
   s.split(parts, ',');
   if (parts.empty() || parts.size() > 3)
@@ -90,8 +133,24 @@ bool parseDims(StringRef s, std::array<uint32_t, 3> &d) {
   return true;
 }
 
-/// Reads a raw file or the data bytes of a .npy file.
-Expected<std::vector<uint8_t>> readData(StringRef path) {
+/// Reads a raw file or the data bytes of a .npy file: a regular file of at
+/// most `limit` bytes (a FIFO or /dev/zero would never end).
+Expected<std::vector<uint8_t>> readData(StringRef path, uint64_t limit) {
+  sys::fs::file_status st;
+  if (std::error_code ec = sys::fs::status(path, st))
+    return createStringError(ec, "cannot read '%s': %s", path.str().c_str(),
+                             ec.message().c_str());
+  if (st.type() != sys::fs::file_type::regular_file)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot read '%s': not a regular file",
+                             path.str().c_str());
+  if (st.getSize() > limit)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "'%s' has %llu bytes, more than the buffer limit of %llu "
+        "(--max-buffer-bytes)",
+        path.str().c_str(), (unsigned long long)st.getSize(),
+        (unsigned long long)limit);
   auto buf = MemoryBuffer::getFile(path, false, false);
   if (!buf)
     return createStringError(buf.getError(), "cannot read '%s': %s",
@@ -169,14 +228,18 @@ int main(int argc, char **argv) {
   argc = av.size();
   argv = av.data();
   cl::HideUnrelatedOptions(cat);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "uq-emu: run a gfx950 code object on the CPU emulator\n\n"
-      "  uq-emu CODE.hsaco --kernel NAME --grid X,Y,Z --block X,Y,Z "
-      "--arg ... [--stats]\n\n"
-      "  --stats   print dynamic instruction counts per class\n\n"
-      "Exit status: 0 success, 1 emulation or load error (out-of-bounds "
-      "access,\nunimplemented instruction, ...), 2 bad command line.\n");
+  // Parse errors are usage errors (exit 2), not cl's default exit(1).
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "uq-emu: run a gfx950 code object on the CPU emulator\n\n"
+          "  uq-emu CODE.hsaco --kernel NAME --grid X,Y,Z --block X,Y,Z "
+          "--arg ... [--stats]\n\n"
+          "  --stats   print dynamic instruction counts per class\n\n"
+          "Exit status: 0 success, 1 emulation or load error (out-of-bounds "
+          "access,\nunimplemented instruction, ...), 2 bad command line "
+          "(including arguments\nthat do not match the kernel).\n",
+          &errs()))
+    return 2;
   if (opcodesOpt) {
     for (const std::string &n : Emulator::implementedOpcodes())
       outs() << n << "\n";
@@ -185,22 +248,73 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty())
     return usage("no code object given");
+  if (benchOpt > kMaxBench)
+    return usage("--bench " + Twine(benchOpt) + " exceeds the limit of " +
+                 Twine(kMaxBench));
+  if (dynLds > kMaxLdsBytes)
+    return usage("--dynamic-lds " + Twine(dynLds) + " exceeds 160 KiB");
   auto coOr = CodeObject::loadFile(inputFile);
   if (!coOr) {
     errs() << "uq-emu: error: " << toString(coOr.takeError()) << "\n";
     return 1;
   }
   CodeObject &co = **coOr;
+
+  // The kernel description: --kernels-json, else CODE.hsaco.json if present.
+  std::optional<std::vector<KernelDescription>> descs;
+  std::string jsonPath = kernelsJson;
+  if (jsonPath.empty() && !noKernelsJson &&
+      sys::fs::exists(inputFile + ".json"))
+    jsonPath = inputFile + ".json";
+  if (!jsonPath.empty() && noKernelsJson)
+    return usage("--kernels-json and --no-kernels-json exclude each other");
+  if (!jsonPath.empty()) {
+    auto d = loadKernelsJson(jsonPath);
+    if (!d) {
+      errs() << "uq-emu: error: " << toString(d.takeError()) << "\n";
+      return 2;
+    }
+    descs = std::move(*d);
+  }
+  auto descOf = [&](StringRef name) -> const KernelDescription * {
+    if (!descs)
+      return nullptr;
+    for (const KernelDescription &d : *descs)
+      if (d.name == name)
+        return &d;
+    return nullptr;
+  };
+
   if (listOpt) {
     for (const KernelInfo &k : co.kernels()) {
       outs() << k.name << ": " << k.numExplicitArgs() << " args, kernarg "
              << k.kernargSegmentSize << " B, LDS " << k.groupSegmentSize
              << " B, vgpr " << k.vgprCount << ", agpr " << k.agprCount
              << ", sgpr " << k.sgprCount << "\n";
+      const KernelDescription *d = descOf(k.name);
+      unsigned i = 0;
       for (const ArgInfo &a : k.args)
-        if (a.isExplicit())
+        if (a.isExplicit()) {
           outs() << "  @" << a.offset << " " << a.valueKind << " " << a.size
-                 << " B " << a.name << "\n";
+                 << " B " << argLabel(k, i, d ? &d->args : nullptr);
+          if (d && i < d->args.size()) {
+            outs() << " " << d->args[i].dtype;
+            if (d->args[i].isBuffer) {
+              outs() << " [";
+              for (size_t j = 0; j < d->args[i].shape.size(); ++j) {
+                const DimSpec &ds = d->args[i].shape[j];
+                outs() << (j ? ", " : "");
+                if (ds.argIndex >= 0)
+                  outs() << d->args[ds.argIndex].name;
+                else
+                  outs() << ds.extent;
+              }
+              outs() << "]";
+            }
+          }
+          outs() << "\n";
+          ++i;
+        }
     }
     return 0;
   }
@@ -217,14 +331,41 @@ int main(int argc, char **argv) {
   }
   LaunchConfig cfg;
   if (!parseDims(gridOpt, cfg.grid))
-    return usage("bad --grid '" + gridOpt + "' (want X[,Y[,Z]], each >= 1)");
+    return usage("bad --grid '" + gridOpt +
+                 "' (want X[,Y[,Z]], each 1..4294967295)");
   if (!parseDims(blockOpt, cfg.block))
-    return usage("bad --block '" + blockOpt + "' (want X[,Y[,Z]], each >= 1)");
+    return usage("bad --block '" + blockOpt +
+                 "' (want X[,Y[,Z]], each 1..1024)");
+  for (unsigned i = 0; i < 3; ++i)
+    if (cfg.block[i] > 1024)
+      return usage("bad --block '" + blockOpt +
+                   "' (want X[,Y[,Z]], each 1..1024)");
   cfg.maxWaveInstructions = maxInsts;
   cfg.dynamicLds = dynLds;
+  cfg.allowPartialWaves = partialWaves;
+  if (descs) {
+    const KernelDescription *d = descOf((*kOr)->name);
+    if (!d)
+      return usage("kernel '" + (*kOr)->name + "' is not described in '" +
+                   jsonPath + "' (pass --no-kernels-json to run unchecked)");
+    cfg.argSpecs = d->args;
+    cfg.requiredBlock = d->block;
+  }
 
   std::vector<KernelArg> args;
   std::vector<Output> outputs;
+  uint64_t bufferBytes = 0;
+  // Buffer sizes are checked before anything is allocated.
+  auto reserve = [&](uint64_t n, StringRef a) -> bool {
+    if (n > maxBufferBytes - std::min<uint64_t>(bufferBytes, maxBufferBytes)) {
+      usage("--arg '" + a + "': " + Twine(n) + " bytes would take the buffers "
+            "past the limit of " + Twine(maxBufferBytes) +
+            " bytes (--max-buffer-bytes)");
+      return false;
+    }
+    bufferBytes += n;
+    return true;
+  };
   for (const std::string &a : argOpts) {
     StringRef s(a);
     auto [kind, rest] = s.split(':');
@@ -235,11 +376,13 @@ int main(int argc, char **argv) {
       auto [file, outFile] = rest.split(':');
       if (kind == "in" && !outFile.empty())
         return usage("bad --arg '" + a + "' (in:FILE takes no output)");
-      auto data = readData(file);
+      auto data = readData(
+          file, maxBufferBytes - std::min<uint64_t>(bufferBytes, maxBufferBytes));
       if (!data) {
         errs() << "uq-emu: error: " << toString(data.takeError()) << "\n";
         return 2;
       }
+      bufferBytes += data->size();
       args.push_back(KernelArg::buffer(std::move(*data), file.str()));
       if (kind == "inout")
         outputs.push_back({args.size() - 1,
@@ -249,12 +392,16 @@ int main(int argc, char **argv) {
       uint64_t n;
       if (file.empty() || bytes.getAsInteger(10, n))
         return usage("bad --arg '" + a + "' (want out:FILE:BYTES)");
+      if (!reserve(n, a))
+        return 2;
       args.push_back(KernelArg::buffer(std::vector<uint8_t>(n, 0), file.str()));
       outputs.push_back({args.size() - 1, file.str()});
     } else if (kind == "zeros") {
       uint64_t n;
       if (rest.getAsInteger(10, n))
         return usage("bad --arg '" + a + "' (want zeros:BYTES)");
+      if (!reserve(n, a))
+        return 2;
       args.push_back(KernelArg::buffer(std::vector<uint8_t>(n, 0), label));
     } else if (kind == "i32" || kind == "u32" || kind == "i64" ||
                kind == "u64") {
@@ -290,12 +437,47 @@ int main(int argc, char **argv) {
   std::vector<KernelArg> pristine;
   if (benchOpt)
     pristine = args;
+  bool timing = timingOpt || !timingJson.empty();
+  if (timingSample && !timing)
+    return usage("--timing-sample needs --timing or --timing-json");
+  TimingRecorder recorder;
+  uint64_t totalWgs = (uint64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
+  if (timing) {
+    cfg.trace = &recorder;
+    if (timingSample && timingSample < totalWgs) {
+      std::vector<uint64_t> idx;
+      for (uint64_t i = 0; i < timingSample; ++i)
+        idx.push_back(i * totalWgs / timingSample);
+      cfg.workgroupIndices = std::move(idx);
+    }
+  }
   if (Error e = emu.launch(kernelName, cfg, args)) {
-    std::string msg = toString(std::move(e));
+    bool isUsage;
+    std::string msg = errorMessage(std::move(e), isUsage);
     errs() << "uq-emu: error: " << msg << "\n";
-    // Argument mismatches are usage errors; everything else is a run error.
-    StringRef m(msg);
-    return (m.contains("arguments,") || m.contains("argument ")) ? 2 : 1;
+    return isUsage ? 2 : 1;
+  }
+  if (timing) {
+    auto est = predictLaunch(**kOr, recorder.profiles(), totalWgs, {},
+                             cfg.dynamicLds);
+    if (!est) {
+      errs() << "uq-emu: error: " << toString(est.takeError()) << "\n";
+      return 1;
+    }
+    if (timingOpt)
+      outs() << est->str();
+    if (!timingJson.empty()) {
+      std::error_code ec;
+      raw_fd_ostream os(timingJson, ec, sys::fs::OF_Text);
+      if (ec) {
+        errs() << "uq-emu: error: cannot write '" << timingJson
+               << "': " << ec.message() << "\n";
+        return 1;
+      }
+      os << formatv("{0:2}", est->toJSON()) << "\n";
+    }
+    cfg.trace = nullptr;
+    cfg.workgroupIndices.reset();
   }
   for (const Output &o : outputs)
     if (!writeData(o.path, args[o.arg].bytes))

@@ -37,6 +37,13 @@ static cl::opt<int32_t> seqLen("seq-len", cl::desc("Tokens of the sequence"),
 static cl::opt<int64_t> partitionSize("partition-size",
                                       cl::desc("Split-K partition size"),
                                       cl::init(256), cl::cat(category));
+static cl::opt<uq::KVCacheKind> format(
+    "format", cl::desc("KV-cache format"),
+    cl::values(clEnumValN(uq::KVCacheKind::UltraQuant, "uq4",
+                          "UltraQuant FP4 + UE8M0 (default)"),
+               clEnumValN(uq::KVCacheKind::FP8, "fp8", "FP8 E4M3, scale 1"),
+               clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16")),
+    cl::init(uq::KVCacheKind::UltraQuant), cl::cat(category));
 
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
@@ -86,6 +93,7 @@ int main(int argc, char **argv) {
   pb.blockSize = blockSize;
   pb.seqLens = {seqLen};
   pb.partitionSize = partitionSize;
+  pb.format = format;
   // The cache write is measured on its own below; a 32K-token cache is
   // written by the reference to keep the run short.
   pb.gpuCacheWrite = false;
@@ -100,10 +108,10 @@ int main(int argc, char **argv) {
     return error(llvm::toString(write.takeError()));
 
   llvm::outs() << llvm::formatv(
-      "uq kernel report: gfx950, head_dim {0}, {1} query heads / {2} KV "
-      "heads (GQA {3}), block size {4}, partition {5}\n\n",
+      "uq kernel report: gfx950, {6} KV cache, head_dim {0}, {1} query heads "
+      "/ {2} KV heads (GQA {3}), block size {4}, partition {5}\n\n",
       pb.headDim, pb.numQHeads, pb.numKVHeads, pb.numQHeads / pb.numKVHeads,
-      pb.blockSize, pb.partitionSize);
+      pb.blockSize, pb.partitionSize, uq::kvCacheKindName(pb.format));
   auto json = llvm::json::parse(report->kernelsJson);
   if (!json)
     return error("bad kernel JSON: " + llvm::toString(json.takeError()));
@@ -133,7 +141,11 @@ int main(int argc, char **argv) {
   printClasses(report->partialStats, tiles * pb.numKVHeads);
   double perToken =
       double(report->partialStats.globalBytesRead) / (tokens * pb.numKVHeads);
-  double slot = pb.headDim + pb.headDim / 16; // K and V codes + scales
+  // One slot: K and V codes (+ scales).
+  double slot = pb.format == uq::KVCacheKind::UltraQuant
+                    ? pb.headDim + pb.headDim / 16
+                : pb.format == uq::KVCacheKind::FP8 ? 2.0 * pb.headDim
+                                                    : 4.0 * pb.headDim;
   llvm::outs() << llvm::formatv(
       "  global bytes read per token per KV head: {0:f1} (floor {1:f0} B = "
       "one slot; {2:f1}x)\n",
@@ -143,7 +155,11 @@ int main(int argc, char **argv) {
       "outputs outside the bound\n",
       report->partialStats.seconds, report->relL2, report->outsideBound);
   llvm::outs() << llvm::formatv(
-      "\nmerge: {0} wave-instructions for {1} partitions x {2} heads\n",
+      "\nquery preparation (once per sequence): {0} wave-instructions for {1} "
+      "query heads\n",
+      report->queryStats.waveInstructions, pb.numQHeads);
+  llvm::outs() << llvm::formatv(
+      "merge: {0} wave-instructions for {1} partitions x {2} heads\n",
       report->mergeStats.waveInstructions, report->numPartitions, pb.numQHeads);
   const auto &ws = write->writeStats;
   double rows = 2.0 * 1024 * pb.numKVHeads;

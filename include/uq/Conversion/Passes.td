@@ -66,52 +66,185 @@ def ConvertUQToLinalgPass : Pass<"convert-uq-to-linalg"> {
 }
 
 //===----------------------------------------------------------------------===//
-// UQToGPU
+// UQToWave: the tiling stage of the GPU path
 //===----------------------------------------------------------------------===//
 
-def ConvertUQToGPUPass : Pass<"convert-uq-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Turn uq cache-write and decode-attention ops into gfx950 kernels";
+def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
+  let summary = "Tile uq cache-write and attention ops into wave-level GPU "
+                "kernels";
   let description = [{
-    The tiling and lane-distribution stages of the GPU path. For every
-    `uq.cache_write`, `uq.decode_attention` (split into partitions plus a
-    merge), `uq.decode_attention_partial` and `uq.merge_partitions` in a
-    `func.func`, adds a `gpu.func` kernel to the module's
-    `gpu.module @uq_kernels`, written per lane with `amdgpu.scaled_mfma`,
-    `amdgpu.mfma`, `rocdl` conversions, `gpu.shuffle` reductions and LDS.
-    The module gets a `uq.kernels` attribute describing each kernel's
-    arguments, grid and block (uq-compile turns it into the kernel JSON).
-    The host functions are left as they are; they document how the kernels
-    are chained.
+    The first stage of the GPU path (docs/gpu-compiler.md). Every
+    `uq.cache_write`, `uq.decode_attention`, `uq.decode_attention_partial`
+    and `uq.merge_partitions` of a `func.func` becomes wave-level kernels in
+    `gpu.module @uq_kernels`, written in scf/arith/math/vector/memref plus
+    the uq tile ops: one whole-wave tile program per workgroup (16 query
+    rows x 32 keys for attention; one KV row for the cache write), no lane
+    layouts. Paging through block tables, split-K, the online softmax, sinks
+    and GQA packing all happen at this level; only the reads of a slot and
+    the two products depend on the KV format (FP4 UltraQuant with its
+    options, FP8 E4M3, bf16).
 
-    Only the UltraQuant formats are supported on the GPU (FP4 E2M1, UE8M0
-    scales per 32, rotated keys, unrotated values, vLLM slot layout, FP8
-    query); anything else is a located error, as are the ops without a GPU
-    kernel (`uq.quantize`, `uq.dequantize`, `uq.rotate`: use the CPU path).
+    Every size a serving engine changes per step (sequences, tokens, cache
+    blocks, block-table width, partitions) is a scalar kernel argument, so
+    the kernels are independent of the op's dynamic (`?`) sizes. The op
+    itself becomes host code: buffers of the tensors, workspaces and one
+    `gpu.launch_func` per kernel with the grid computed from the run-time
+    sizes. The module's `uq.kernels` attribute describes every kernel's
+    arguments (symbolic shapes), grid and block for the kernel JSON.
 
     ```mlir
-    // uq-opt --convert-uq-to-gpu='partition-size=256'
+    // uq-opt --convert-uq-to-wave
     %o = uq.decode_attention %q, %cache, %bt, %lens scale 0.088 {...}
-    // adds gpu.func @decode_0_partial and @decode_0_merge to @uq_kernels
+    // becomes gpu.launch_func @uq_kernels::@f_0_query, ..._partial,
+    // ..._merge with grids from tensor.dim of the operands.
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"partitionSize", "partition-size", "int64_t", /*default=*/"256",
+           "Tokens per split-K partition of decode attention (a positive "
+           "multiple of tile-tokens)">,
+    Option<"tileTokens", "tile-tokens", "int64_t", /*default=*/"32",
+           "Keys per iteration of the attention kernels' key loop">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// WaveToCPU: the wave-level stage on the host
+//===----------------------------------------------------------------------===//
+
+def InlineKernelsOnHostPass : Pass<"uq-inline-kernels-on-host",
+                                   "::mlir::ModuleOp"> {
+  let summary = "Run wave-level kernels on the CPU: launches become loops";
+  let description = [{
+    Replaces every `gpu.launch_func` of a wave-level kernel with an `scf.for`
+    nest over the grid whose body is the kernel's (`gpu.block_id` and
+    `gpu.grid_dim` become the loop indices and trip counts), then erases
+    the `gpu.module`s. With `uq-lower-tile-ops` and the CPU pipeline this
+    runs the GPU path's tiling, paging, split-K and softmax on the host.
+
+    ```mlir
+    // uq-opt --convert-uq-to-wave --uq-inline-kernels-on-host
+    gpu.launch_func @uq_kernels::@f_0_partial blocks in (%p, %c1, %s) ...
+    // becomes scf.for %z, scf.for %y, scf.for %x { <kernel body> }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LowerTileOpsPass : Pass<"uq-lower-tile-ops"> {
+  let summary = "CPU meaning of the uq tile ops (vector/scf/arith)";
+  let description = [{
+    Lowers `uq.load_rows`, `uq.store_rows`, `uq.scaled_mma`,
+    `uq.scaled_ext` and `uq.rotate` on vectors to vector/scf/arith/memref
+    code for the host, and fixes the rounding order of float
+    `vector.multi_reduction <add>` to a perfect binary tree in element order
+    (the order of the GPU's lane-local pairs and xor butterflies). The
+    scaled MFMA is modelled as exact per-block sums in f64, one rounding to
+    f32.
+
+    ```mlir
+    // uq-opt --uq-lower-tile-ops
+    %s = uq.scaled_mma %q, %qs, %k, %ks, %acc : ...
+    // becomes scf.for loops over rows and columns of f64 block sums.
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// WaveToLanes: the distribution stage (gfx950)
+//===----------------------------------------------------------------------===//
+
+def AssignLaneLayoutsPass : Pass<"uq-assign-lane-layouts", "::mlir::ModuleOp"> {
+  let summary = "Give every whole-wave tile of a wave-level kernel a lane "
+                "layout (gfx950)";
+  let description = [{
+    The first half of the distribution stage (docs/gpu-compiler.md). MFMA
+    results fix their layouts and those flow through elementwise ops,
+    reductions and loops; their operands demand the gfx950 MFMA operand
+    layouts (the named layouts of Layout.h, from gfx950-notes.md); loads,
+    index arithmetic and decodes take the layout their users demand (and
+    are recomputed for a second one); a value needed in another layout than
+    the one it has gets a `uq.to_layout`; operands whose loads would be
+    sub-dword in the MFMA layout (V) are loaded in a staging layout. The
+    result is written as `uq.layout` (`uq.layouts` on scf.for) attributes.
+
+    ```mlir
+    // uq-opt --uq-assign-lane-layouts
+    %s = uq.scaled_mma %q, %qs, %k, %ks, %z : ...
+    // gets {uq.layout = #uq.lane_layout<batch = [1, 2], threads = [4, 16],
+    //       elems = [4, 1], lane_strides = [16, 1]>}
+    ```
+  }];
+  let dependentDialects = ["::uq::UQDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
+           "Target chip whose MFMA register layouts are used (only gfx950: "
+           "the 16x16x128 scaled MFMA)">,
+  ];
+}
+
+def DistributeToLanesPass : Pass<"uq-distribute-to-lanes", "::mlir::ModuleOp"> {
+  let summary = "Rewrite wave-level kernels per lane with amdgpu/rocdl/gpu "
+                "ops (gfx950)";
+  let description = [{
+    The second half of the distribution stage: every vector op of a kernel
+    whose values carry `uq.layout` becomes per-lane code on each lane's
+    elements: `amdgpu.scaled_mfma` / `amdgpu.mfma` tiles for the products,
+    `rocdl.cvt.scalef32.pk.*.fp4` for FP4 decodes, xor shuffles for
+    cross-lane reductions and butterflies, per-lane loads and stores, and
+    LDS (workgroup buffers, barriers) for `uq.to_layout`.
+
+    ```mlir
+    // uq-opt --uq-assign-lane-layouts --uq-distribute-to-lanes
+    %s = uq.scaled_mma %q, %qs, %k, %ks, %z {uq.layout = ...} : ...
+    // becomes amdgpu.scaled_mfma 16x16x128 on each lane's 32 bytes
     ```
   }];
   let dependentDialects = [
     "::mlir::amdgpu::AMDGPUDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect",
-    "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::ROCDL::ROCDLDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
   ];
   let options = [
-    Option<"partitionSize", "partition-size", "int64_t", /*default=*/"256",
-           "Tokens per split-K partition of decode attention (a positive "
-           "multiple of 32, the kernel's token tile)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
-           "Target chip (only gfx950 has the scaled MFMA the kernels use)">,
+           "Target chip (only gfx950)">,
   ];
+}
+
+def LowerKernelABIPass : Pass<"uq-lower-kernel-abi", "::mlir::ModuleOp"> {
+  let summary = "Kernel buffer arguments become bare global pointers";
+  let description = [{
+    Every `memref<?xT>` argument of a `gpu.func` kernel becomes one
+    `!llvm.ptr<1>` (8 bytes in the kernarg segment, as the kernel JSON
+    says); the body sees a memref descriptor built from it. Scalar
+    arguments stay as they are.
+
+    ```mlir
+    // uq-opt --uq-lower-kernel-abi
+    gpu.func @k(%buf: memref<?xf32>, %n: i32) kernel
+    // becomes gpu.func @k(%buf: !llvm.ptr<1>, %n: i32) kernel
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // UQ_CONVERSION_PASSES_TD

@@ -17,10 +17,26 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace uq::emu {
+
+class TraceSink;
+
+/// Input limits. Inputs beyond them are errors (docs/emulator.md, "Limits"),
+/// so that no malformed or hostile input can exhaust memory or time.
+/// Largest code object file or byte string CodeObject::load accepts.
+constexpr uint64_t kMaxCodeObjectBytes = 256ull << 20;
+/// Largest loaded image (extent of the PT_LOAD segments).
+constexpr uint64_t kMaxImageBytes = 256ull << 20;
+/// Largest kernarg segment (explicit and hidden arguments).
+constexpr uint64_t kMaxKernargBytes = 64ull << 10;
+/// LDS per workgroup on gfx950 (static + dynamic).
+constexpr uint64_t kMaxLdsBytes = 160ull << 10;
+/// Largest private (scratch) segment per work-item.
+constexpr uint64_t kMaxPrivateBytes = 128ull << 10;
 
 /// One kernel argument as the AMDHSA metadata note describes it.
 struct ArgInfo {
@@ -120,6 +136,28 @@ struct Stats {
   std::string str() const;
 };
 
+/// One dimension of a buffer argument's shape: a fixed extent, or the value
+/// of a by-value integer argument of the same launch (`"num_seqs"` in the
+/// kernel JSON of docs/uq-compile.md).
+struct DimSpec {
+  int64_t extent = 0; ///< The extent when argIndex < 0.
+  int argIndex = -1;  ///< Explicit-argument index of a by_value integer.
+  static DimSpec fixed(int64_t e) { return {e, -1}; }
+  static DimSpec arg(int index) { return {0, index}; }
+};
+
+/// What the caller knows about one explicit kernel argument beyond the code
+/// object's metadata: its name, element type size and shape. Buffers must
+/// hold exactly product(shape) * elementSize bytes.
+struct ArgSpec {
+  std::string name;   ///< For messages (the metadata often has none).
+  std::string dtype;  ///< For messages, e.g. "bf16", "i32".
+  bool isBuffer = true;
+  bool isInteger = false; ///< By-value integers can size other arguments.
+  unsigned elementSize = 0;
+  std::vector<DimSpec> shape; ///< Buffers only.
+};
+
 /// Launch geometry: `grid` counts workgroups per dimension (like HIP's
 /// gridDim), `block` counts work-items per workgroup (blockDim).
 struct LaunchConfig {
@@ -129,7 +167,39 @@ struct LaunchConfig {
   uint32_t dynamicLds = 0;
   /// Stop with an error after this many wave-instructions (0: no limit).
   uint64_t maxWaveInstructions = 0;
+  /// When set, every explicit argument is checked against its spec before
+  /// the launch (count, kind, scalar size, exact buffer byte size).
+  std::optional<std::vector<ArgSpec>> argSpecs;
+  /// When set, the block must be exactly this (the JSON's `block`: uq's
+  /// kernels are compiled for one workgroup size).
+  std::optional<std::array<uint32_t, 3>> requiredBlock;
+  /// A workgroup that is not a whole number of waves is rejected unless
+  /// this is set or the kernel's max_flat_workgroup_size is below 64:
+  /// code written for full waves silently skips the missing lanes.
+  bool allowPartialWaves = false;
+  /// When set, every executed wave-instruction is reported to it (Trace.h).
+  TraceSink *trace = nullptr;
+  /// When set, only these workgroups (linear index x + y*gx + z*gx*gy) run;
+  /// the kernel still sees the whole grid. For sampling representative
+  /// workgroups of a large launch (TimingModel.h).
+  std::optional<std::vector<uint64_t>> workgroupIndices;
 };
+
+/// Errors caused by the caller (arguments, geometry, limits) carry
+/// std::errc::invalid_argument; faults of the kernel and load errors do not.
+/// Returns the message of `e` and sets `isUsage` accordingly.
+std::string errorMessage(llvm::Error e, bool &isUsage);
+
+/// Checks `args` against `specs` for `kernel` (count, kind, scalar sizes,
+/// buffer byte sizes with symbolic dimensions resolved from the scalars).
+/// Errors are usage errors naming the argument.
+llvm::Error checkArgs(const KernelInfo &kernel,
+                      const std::vector<ArgSpec> &specs,
+                      const std::vector<KernelArg> &args);
+
+/// "'name'" (metadata name), else "'spec name'", else "#index".
+std::string argLabel(const KernelInfo &kernel, unsigned index,
+                     const std::vector<ArgSpec> *specs = nullptr);
 
 /// Runs kernels of one code object.
 class Emulator {

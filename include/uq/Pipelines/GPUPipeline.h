@@ -23,7 +23,19 @@ struct GPUPipelineOptions {
   int64_t partitionSize = 256;
 };
 
-/// uq ops -> gpu.func kernels with amdgpu/rocdl ops (on a builtin.module).
+/// Stage 1 (tiling): uq ops -> wave-level gpu.func kernels (whole-wave
+/// vectors, no lane layouts) and host launches (on a builtin.module).
+void buildWavePipeline(mlir::OpPassManager &pm,
+                       const GPUPipelineOptions &options);
+
+/// Stage 2 (distribution, gfx950): lane layouts, per-lane code with
+/// amdgpu/rocdl/gpu ops, kernel buffer arguments as global pointers.
+/// \p stopAfterLayouts ends after uq-assign-lane-layouts.
+void buildLanePipeline(mlir::OpPassManager &pm,
+                       const GPUPipelineOptions &options,
+                       bool stopAfterLayouts = false);
+
+/// Both: uq ops -> per-lane gpu.func kernels.
 void buildKernelPipeline(mlir::OpPassManager &pm,
                          const GPUPipelineOptions &options);
 
@@ -31,7 +43,8 @@ void buildKernelPipeline(mlir::OpPassManager &pm,
 void buildROCDLPipeline(mlir::OpPassManager &pm,
                         const GPUPipelineOptions &options);
 
-/// Registers both pipelines with the pass registry.
+/// Registers the pipelines (uq-gpu-wave, uq-gpu-lanes, uq-gpu-kernels,
+/// uq-gpu-to-rocdl) with the pass registry.
 void registerGPUPipelines();
 
 } // namespace uq

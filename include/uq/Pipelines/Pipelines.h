@@ -35,6 +35,17 @@ struct CPUPipelineOptions
                      "f64 butterfly, one rounding (the reference's default)"),
           clEnumValN(RotationArithmetic::ButterflyF32, "butterfly-f32",
                      "f32 butterfly rounded per stage"))};
+  PassOptions::Option<bool> waveKernels{
+      *this, "wave-kernels",
+      llvm::cl::desc("Run cache writes and attention through the GPU path's "
+                     "wave-level kernels (convert-uq-to-wave, launches "
+                     "inlined as loops) instead of convert-uq-to-linalg"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> partitionSize{
+      *this, "partition-size",
+      llvm::cl::desc("Split-K partition of the wave-level attention kernels "
+                     "(tokens; with wave-kernels)"),
+      llvm::cl::init(256)};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Give every function a _mlir_ciface_ wrapper that takes "

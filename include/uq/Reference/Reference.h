@@ -9,7 +9,7 @@
 /// (docs/ultraquant-format.md in the shared data): element codes (FP4 E2M1,
 /// OCP FP8 E4M3FN, BF16), UE8M0 group scales, the normalised Walsh-Hadamard
 /// key rotation, row encode/decode, the vLLM-compatible paged cache write and
-/// a scalar decode-attention reference.
+/// scalar decode and paged (prefill + decode) attention references.
 ///
 /// This library is plain C++17 with no LLVM/MLIR dependency so that the
 /// emulator, the Python bindings and the MLIR CPU lowering tests can all use
@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace uq {
 namespace ref {
@@ -316,6 +317,99 @@ Status decodeAttention(const Format &kf, const Format &vf,
                        const float *q, int64_t numSeqs, int64_t numQHeads,
                        const int32_t *blockTables, int64_t maxBlocks,
                        const int32_t *seqLens, const float *sinks, float *out);
+
+//===----------------------------------------------------------------------===//
+// Paged attention (prefill chunks and decodes in one batch)
+//===----------------------------------------------------------------------===//
+
+/// The keys one query token sees: positions [first, first + count) of its
+/// sequence (count == 0: none).
+struct KeyRange {
+  int64_t first;
+  int64_t count;
+};
+
+/// The sanitised bounds of a paged-attention batch, as pagedAttention reads
+/// them (docs/dialect.md, "Input policy"): sequence s owns the query tokens
+/// [tokenBegin(s), tokenBegin(s + 1)) where tokenBegin(s) is the running
+/// maximum of queryStartLoc[0..s] clamped to [0, numTokens], and has
+/// seqLen(s) = seqLens[s] clamped to [0, capacity] context tokens
+/// (capacity = maxBlocks * blockSize, or 0 when the cache has no blocks).
+/// Query token i (0-based within its sequence, query length q) sits at
+/// position p = seqLen - q + i and sees the keys max(0, p - window + 1)..p
+/// (0..p without a window); none when p < 0.
+class PagedBatch {
+public:
+  /// \p queryStartLoc has numSeqs + 1 entries, \p seqLens numSeqs. \p window
+  /// is the sliding window in tokens, 0 for none.
+  PagedBatch(const int32_t *queryStartLoc, const int32_t *seqLens,
+             int64_t numSeqs, int64_t numTokens, int64_t capacity,
+             int64_t window);
+  int64_t numSeqs() const { return static_cast<int64_t>(seqLen_.size()); }
+  int64_t tokenBegin(int64_t s) const { return begin_[s]; }
+  int64_t tokenEnd(int64_t s) const { return begin_[s + 1]; }
+  int64_t seqLen(int64_t s) const { return seqLen_[s]; }
+  /// The keys seen by query token \p i (0-based within sequence \p s).
+  KeyRange keys(int64_t s, int64_t i) const;
+
+private:
+  std::vector<int64_t> begin_, seqLen_;
+  int64_t window_;
+};
+
+/// Reference attention over the paged cache for a batch that mixes prefill
+/// chunks and decodes (vLLM's unified-attention inputs): queries \p q
+/// [numTokens, numQHeads, headDim] floats, sequence s owning the query
+/// tokens queryStartLoc[s]..queryStartLoc[s+1]-1 and having seqLens[s]
+/// context tokens in the cache (its new tokens included: write them with
+/// cacheWrite first), block table row blockTables[s * maxBlocks ...].
+///
+/// Query token i of a sequence with query length q and context L attends
+/// causally to the keys max(0, L - q + i - window + 1) .. L - q + i (from 0
+/// without a window; \p window = 0 means none). Each (token, head) is
+/// computed exactly as decodeAttention computes a sequence whose keys are
+/// that range: same query rotation and rounding, same decoded rows, same
+/// summation order, so a batch of query length 1 everywhere gives
+/// bit-identical results to decodeAttention.
+///
+/// Index inputs are never an error (the policy of docs/dialect.md): the
+/// batch bounds are sanitised as PagedBatch says, block ids read from the
+/// table are clamped to [0, numBlocks - 1], a token that sees no key and a
+/// token no sequence covers give zeros; NaN/Inf in q or sinks propagate
+/// through the IEEE arithmetic. g.numBlocks may be 0 (then no key is seen and
+/// \p cache may be null). Errors (nothing written): an invalid format or
+/// geometry, numQHeads not a positive multiple of numKvHeads, a negative
+/// size or window, a null buffer that is needed.
+Status pagedAttention(const Format &kf, const Format &vf,
+                      const CacheGeometry &g, const uint8_t *cache,
+                      const AttentionParams &p, int64_t window, const float *q,
+                      int64_t numTokens, int64_t numQHeads,
+                      const int32_t *queryStartLoc, int64_t numSeqs,
+                      const int32_t *blockTables, int64_t maxBlocks,
+                      const int32_t *seqLens, const float *sinks, float *out);
+
+/// Per-element error bounds of a kernel that computes pagedAttention (same
+/// arguments and index policy; pass queryStartLoc = [0, 1, ..., numSeqs]
+/// for decode) but rounds every softmax probability with a relative error of
+/// at most \p pError before the PV product (bf16 P: 2^-9, FP8 E4M3 P: 2^-4;
+/// callers add room for an approximate exp) and accumulates in f32 in
+/// another order: for output element i of a (token, head),
+///   bound_i = (pError + 1e-5) * sum_t w_t |v_t,i| / (sum_t w_t + w_sink)
+///             + 1e-6,
+/// with w the reference's softmax weights (computed in double). With a
+/// rotated value format the output is rotated back by H / sqrt(D), which
+/// mixes the dims: each is bounded by sum_i b_i / sqrt(D) (+ 1e-6). Elements
+/// the reference gives as 0 because nothing is attended get 1e-6. Writes
+/// numTokens * numQHeads * headDim doubles to \p bounds.
+Status attentionErrorBounds(const Format &kf, const Format &vf,
+                            const CacheGeometry &g, const uint8_t *cache,
+                            const AttentionParams &p, int64_t window,
+                            const float *q, int64_t numTokens,
+                            int64_t numQHeads, const int32_t *queryStartLoc,
+                            int64_t numSeqs, const int32_t *blockTables,
+                            int64_t maxBlocks, const int32_t *seqLens,
+                            const float *sinks, double pError,
+                            double *bounds);
 
 } // namespace ref
 } // namespace uq

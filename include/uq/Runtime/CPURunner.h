@@ -89,6 +89,12 @@ struct CPURunOptions {
   RotationArithmetic rotation = RotationArithmetic::ExactF64;
   /// LLVM optimisation level of the JIT (0..3).
   unsigned optLevel = 2;
+  /// Run cache writes and attention through the GPU path's wave-level
+  /// kernels (uq-cpu-pipeline's wave-kernels option) instead of
+  /// convert-uq-to-linalg.
+  bool waveKernels = false;
+  /// Split-K partition of the wave-level attention kernels (tokens).
+  int64_t partitionSize = 256;
 };
 
 /// A compiled entry function, ready to run any number of times.

@@ -25,20 +25,37 @@ namespace uq {
 
 /// Where compilation stops; each stage's output is printable.
 enum class EmitStage {
-  Linalg, ///< after convert-uq-to-linalg (tensors; the CPU meaning)
-  Kernel, ///< uq ops tiled into gpu.func kernels (per-lane amdgpu/vector ops)
+  Linalg,  ///< after convert-uq-to-linalg (tensors; the CPU meaning)
+  Wave,    ///< wave-level kernels: whole-wave vectors + uq tile ops, host
+           ///< launches (the tiling stage)
+  Layouts, ///< the wave-level kernels with a lane layout on every vector
+  Kernel,  ///< per-lane gpu.func kernels with amdgpu/rocdl ops (the
+           ///< distribution stage; "lanes" or "kernel")
   ROCDL,  ///< after lowering to the rocdl/llvm dialects
   LLVMIR, ///< LLVM IR text of the device module
   ISA,    ///< gfx950 assembly text
   HSACO,  ///< linked code object (ELF bytes)
 };
 
-/// Parses "linalg", "kernel", "rocdl", "llvmir", "isa" or "hsaco".
+/// Parses "linalg", "wave", "layouts", "lanes" (or "kernel"), "rocdl",
+/// "llvmir", "isa" or "hsaco".
 std::optional<EmitStage> parseEmitStage(llvm::StringRef name);
+
+/// The stage the input is at. Auto: uq ops -> Ops; a `gpu.module` of
+/// kernels with the `uq.kernels` launch description and no uq op -> Wave
+/// (whole-wave vectors), Kernel (per-lane code) or ROCDL (llvm.func) by
+/// what the kernels contain.
+enum class InputStage { Auto, Ops, Wave, Kernel, ROCDL };
+
+/// Parses "auto", "uq", "wave", "lanes" (or "kernel"), "rocdl".
+std::optional<InputStage> parseInputStage(llvm::StringRef name);
 
 /// Options of the GPU compilation; every field is a documented option of
 /// uq-compile (see docs/uq-compile.md).
 struct CompileOptions {
+  /// Where the input is in the pipeline (another compiler may hand over
+  /// wave-level or per-lane kernels with their launch description).
+  InputStage from = InputStage::Auto;
   /// Target chip; only gfx950 has the scaled MFMA the kernels need.
   std::string chip = "gfx950";
   EmitStage emit = EmitStage::HSACO;

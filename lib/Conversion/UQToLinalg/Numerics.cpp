@@ -7,6 +7,7 @@
 #include "Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace uq::detail;
@@ -14,54 +15,67 @@ using namespace uq::detail;
 using arith::CmpFPredicate;
 using arith::CmpIPredicate;
 
+Type ScalarEmitter::ty(Type element) const {
+  if (shape.empty())
+    return element;
+  return VectorType::get(shape, element);
+}
+
+Value ScalarEmitter::constant(Type element, TypedAttr scalar) {
+  if (shape.empty())
+    return arith::ConstantOp::create(b, loc, scalar);
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(cast<ShapedType>(ty(element)), scalar));
+}
+
 Value ScalarEmitter::i8(int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, b.getI8Type(), v);
+  return constant(b.getI8Type(), b.getIntegerAttr(b.getI8Type(), v));
 }
 Value ScalarEmitter::i16(int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, b.getI16Type(), v);
+  return constant(b.getI16Type(), b.getIntegerAttr(b.getI16Type(), v));
 }
 Value ScalarEmitter::i32(int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  return constant(b.getI32Type(), b.getIntegerAttr(b.getI32Type(), v));
 }
 Value ScalarEmitter::i64(int64_t v) {
-  return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  return constant(b.getI64Type(), b.getIntegerAttr(b.getI64Type(), v));
 }
 Value ScalarEmitter::index(int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
+  return constant(b.getIndexType(), b.getIndexAttr(v));
 }
 Value ScalarEmitter::f32(float v) {
-  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  return constant(b.getF32Type(), b.getF32FloatAttr(v));
 }
 Value ScalarEmitter::f64(double v) {
-  return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+  return constant(b.getF64Type(), b.getF64FloatAttr(v));
 }
 Value ScalarEmitter::f32Bits(uint32_t bits) {
-  return arith::ConstantOp::create(
-      b, loc,
-      b.getFloatAttr(b.getF32Type(),
-                     APFloat(APFloat::IEEEsingle(), APInt(32, bits))));
+  return constant(b.getF32Type(),
+                  b.getFloatAttr(b.getF32Type(),
+                                 APFloat(APFloat::IEEEsingle(),
+                                         APInt(32, bits))));
 }
 
 Value ScalarEmitter::bits(Value f32v) {
-  return arith::BitcastOp::create(b, loc, b.getI32Type(), f32v);
+  return arith::BitcastOp::create(b, loc, ty(b.getI32Type()), f32v);
 }
 Value ScalarEmitter::fromBits(Value i32v) {
-  return arith::BitcastOp::create(b, loc, b.getF32Type(), i32v);
+  return arith::BitcastOp::create(b, loc, ty(b.getF32Type()), i32v);
 }
 
 Value ScalarEmitter::toF32(Value x) {
-  Type t = x.getType();
+  Type t = getElementTypeOrSelf(x.getType());
   if (t.isF32())
     return x;
   if (t.isBF16()) {
     // Exact: a bf16 is the top half of an f32.
-    Value i = arith::BitcastOp::create(b, loc, b.getI16Type(), x);
-    Value w = arith::ExtUIOp::create(b, loc, b.getI32Type(), i);
+    Value i = arith::BitcastOp::create(b, loc, ty(b.getI16Type()), x);
+    Value w = arith::ExtUIOp::create(b, loc, ty(b.getI32Type()), i);
     return fromBits(arith::ShLIOp::create(b, loc, w, i32(16)));
   }
   if (t.isF64())
-    return arith::TruncFOp::create(b, loc, b.getF32Type(), x);
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+    return arith::TruncFOp::create(b, loc, ty(b.getF32Type()), x);
+  return arith::ExtFOp::create(b, loc, ty(b.getF32Type()), x);
 }
 
 Value ScalarEmitter::fromF32(Value x, Type type) {
@@ -69,12 +83,12 @@ Value ScalarEmitter::fromF32(Value x, Type type) {
     return x;
   if (type.isBF16()) {
     Value w = bf16Bits(x);
-    Value h = arith::TruncIOp::create(b, loc, b.getI16Type(), w);
-    return arith::BitcastOp::create(b, loc, type, h);
+    Value h = arith::TruncIOp::create(b, loc, ty(b.getI16Type()), w);
+    return arith::BitcastOp::create(b, loc, ty(type), h);
   }
   if (type.isF64())
-    return arith::ExtFOp::create(b, loc, type, x);
-  return arith::TruncFOp::create(b, loc, type, x);
+    return arith::ExtFOp::create(b, loc, ty(type), x);
+  return arith::TruncFOp::create(b, loc, ty(type), x);
 }
 
 Value ScalarEmitter::fp4Encode(Value x, bool tiesDown) {
@@ -93,7 +107,7 @@ Value ScalarEmitter::fp4Encode(Value x, bool tiesDown) {
     Value finite = arith::CmpIOp::create(b, loc, CmpIPredicate::ult, absBits,
                                          i32(0x7F800000));
     Value bump = arith::ExtUIOp::create(
-        b, loc, b.getI32Type(), arith::AndIOp::create(b, loc, neg, finite));
+        b, loc, ty(b.getI32Type()), arith::AndIOp::create(b, loc, neg, finite));
     a = fromBits(arith::AddIOp::create(b, loc, absBits, bump));
   } else {
     a = fromBits(absBits);
@@ -106,7 +120,7 @@ Value ScalarEmitter::fp4Encode(Value x, bool tiesDown) {
                                                          : CmpFPredicate::OGT;
     Value up = arith::CmpFOp::create(b, loc, pred, a, f32(kMid[i]));
     mag = arith::AddIOp::create(
-        b, loc, mag, arith::ExtUIOp::create(b, loc, b.getI32Type(), up));
+        b, loc, mag, arith::ExtUIOp::create(b, loc, ty(b.getI32Type()), up));
   }
   // The sign of zero is never stored.
   Value isZero = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, mag, i32(0));
@@ -155,7 +169,7 @@ Value ScalarEmitter::ue8m0ScaleByte(Value absmaxBits, double c) {
       arith::CmpIOp::create(b, loc, CmpIPredicate::uge, mant, i32(0x3504F4));
   Value e = arith::AddIOp::create(
       b, loc, arith::SubIOp::create(b, loc, biased, i32(127)),
-      arith::ExtUIOp::create(b, loc, b.getI32Type(), roundUp));
+      arith::ExtUIOp::create(b, loc, ty(b.getI32Type()), roundUp));
   e = arith::MaxSIOp::create(b, loc, e, i32(-126));
   e = arith::MinSIOp::create(b, loc, e, i32(127));
   Value byte = arith::AddIOp::create(b, loc, e, i32(127));
@@ -226,7 +240,7 @@ Value ScalarEmitter::fp8Decode(Value byte) {
       arith::ShLIOp::create(b, loc, m, i32(20)));
   // Subnormal: m * 2^-9, exact.
   Value subF = arith::MulFOp::create(
-      b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), m),
+      b, loc, arith::SIToFPOp::create(b, loc, ty(b.getF32Type()), m),
       f32(1.0f / 512.0f));
   Value eIsZero = arith::CmpIOp::create(b, loc, CmpIPredicate::eq, e, i32(0));
   Value mag = arith::SelectOp::create(b, loc, eIsZero, bits(subF), normal);

@@ -17,14 +17,22 @@
 #define UQ_LIB_CONVERSION_UQTOLINALG_NUMERICS_H
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace uq {
 namespace detail {
 
-/// Emits scalar arith code at the builder's insertion point.
+/// Emits scalar arith code at the builder's insertion point; with a
+/// \p shape, the same code elementwise on vectors of that shape (constants
+/// become splats), as the wave-level kernels of the GPU path use it.
 class ScalarEmitter {
 public:
-  ScalarEmitter(mlir::OpBuilder &b, mlir::Location loc) : b(b), loc(loc) {}
+  ScalarEmitter(mlir::OpBuilder &b, mlir::Location loc,
+                llvm::ArrayRef<int64_t> shape = {})
+      : b(b), loc(loc), shape(shape) {}
+
+  /// \p element, or a vector of it when the emitter has a shape.
+  mlir::Type ty(mlir::Type element) const;
 
   mlir::Value i8(int64_t v);
   mlir::Value i16(int64_t v);
@@ -81,8 +89,11 @@ public:
   mlir::Location location() { return loc; }
 
 private:
+  mlir::Value constant(mlir::Type element, mlir::TypedAttr scalar);
+
   mlir::OpBuilder &b;
   mlir::Location loc;
+  llvm::SmallVector<int64_t> shape;
 };
 
 } // namespace detail

@@ -239,3 +239,59 @@ func.func @split_k(%q: tensor<1x4x64xf32>, %cache: tensor<4x16x2x68xi8>,
       : (tensor<1x4x2x64xf32>, tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x64xf32>
   return %r : tensor<1x4x64xf32>
 }
+
+// -----
+
+// Paged attention (run-time sizes): num_seqs is the smallest of the three
+// per-sequence operands; the sequence loop carries the end of the previous
+// sequence's tokens (the running maximum of query_start_loc, clamped to
+// num_tokens); the context is decoded once per sequence through the block
+// table (ids clamped into the cache); the token loop slices the keys
+// [max(p + 1 - window, 0), p + 1) and runs decode's logits/softmax on them;
+// the result starts as zeros (tokens no sequence covers).
+// CHECK-LABEL: func @paged_attention
+// CHECK-SAME: %[[CACHE:[^:]*]]: tensor<?x16x2x68xi8>, %[[BT:[^:]*]]: tensor<?x?xi32>, %[[LENS:[^:]*]]: tensor<?xi32>, %[[QSL:[^:]*]]: tensor<?xi32>, %[[SINKS:[^:]*]]: tensor<8xf32>
+// CHECK: %[[NB:.*]] = tensor.dim %[[CACHE]], %{{.*}} : tensor<?x16x2x68xi8>
+// CHECK: %[[NOBLK:.*]] = arith.cmpi eq, %[[NB]], %{{.*}} : index
+// CHECK: %[[CAP:.*]] = arith.select %[[NOBLK]]
+// CHECK: tensor.dim %[[QSL]]
+// CHECK: tensor.dim %[[BT]]
+// CHECK: arith.minsi
+// CHECK: tensor.dim %[[LENS]]
+// CHECK: %[[NSEQ:.*]] = arith.minsi
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<?x8x64xf32>)
+// CHECK: scf.for %[[S:[^ ]*]] = %{{.*}} to %[[NSEQ]] step %{{.*}} iter_args(%[[OUT:[^ ]*]] = %[[ZEROS]], %[[PREV:[^ ]*]] = %{{.*}}) -> (tensor<?x8x64xf32>, index)
+// CHECK: tensor.extract %[[QSL]][%[[S]]]
+// CHECK: %[[B0:.*]] = arith.maxsi %{{.*}}, %[[PREV]] : index
+// CHECK: %[[BEGIN:.*]] = arith.minsi %[[B0]]
+// CHECK: tensor.extract %[[QSL]]
+// CHECK: %[[E0:.*]] = arith.maxsi %{{.*}}, %[[BEGIN]] : index
+// CHECK: %[[END:.*]] = arith.minsi %[[E0]]
+// CHECK: tensor.extract %[[LENS]][%[[S]]]
+// CHECK: arith.minsi %{{.*}}, %[[CAP]] : index
+// CHECK: %[[K:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x64xf32>)
+// CHECK: tensor.extract %[[BT]][%[[S]], %{{.*}}] : tensor<?x?xi32>
+// CHECK: %[[V:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x2x64xf32>)
+// CHECK: scf.for %[[T:[^ ]*]] = %[[BEGIN]] to %[[END]] step %{{.*}} iter_args(%{{.*}} = %[[OUT]]) -> (tensor<?x8x64xf32>)
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: arith.subi %{{.*}}, %[[C32]] : index
+// CHECK: %[[FIRST:.*]] = arith.maxsi
+// CHECK: %[[N:.*]] = arith.maxsi
+// CHECK: tensor.extract_slice %[[K]][%[[FIRST]], 0, 0] [%[[N]], 2, 64]
+// CHECK: tensor.extract_slice %[[V]][%[[FIRST]], 0, 0] [%[[N]], 2, 64]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x4x64xf32>, tensor<?x2x64xf32>)
+// CHECK: math.exp
+// CHECK: tensor.insert_slice %{{.*}}[%[[T]], 0, 0] [1, 8, 64]
+// CHECK: scf.yield %{{.*}}, %[[END]] : tensor<?x8x64xf32>, index
+// CHECK-NOT: uq.
+func.func @paged_attention(%q: tensor<?x8x64xbf16>, %cache: tensor<?x16x2x68xi8>,
+                           %bt: tensor<?x?xi32>, %lens: tensor<?xi32>,
+                           %qsl: tensor<?xi32>, %sinks: tensor<8xf32>) -> tensor<?x8x64xf32> {
+  %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl sinks %sinks
+      scale 0.125 window 32
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<?x8x64xbf16>, tensor<?x16x2x68xi8>, tensor<?x?xi32>, tensor<?xi32>,
+         tensor<?xi32>, tensor<8xf32>) -> tensor<?x8x64xf32>
+  return %o : tensor<?x8x64xf32>
+}

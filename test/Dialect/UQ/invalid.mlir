@@ -453,6 +453,231 @@ func.func @f(%q: tensor<2x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor
 
 // -----
 
+// paged_attention: the query is [num_tokens, Hq, D].
+func.func @f(%q: tensor<?x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op query must have rank 3}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: Hq and D are static (num_tokens may be dynamic).
+func.func @f(%q: tensor<?x?x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op query heads and head dimension must be static}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x?x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x?x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the cache is rank 4.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op cache must have rank 4}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: Hkv is static.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x?x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op cache KV heads must be static and positive}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x?x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: Hq is a multiple of Hkv.
+func.func @f(%q: tensor<?x6x128xf32>, %cache: tensor<8x16x4x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op query heads (6) must be a multiple of KV heads (4)}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x6x128xf32>, tensor<8x16x4x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x6x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: GQA ratio at most 16.
+func.func @f(%q: tensor<?x32x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op GQA ratio 32 exceeds 16 (the query heads of one KV head must fit 16 MFMA rows)}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x32x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x32x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: D a multiple of the group size.
+func.func @f(%q: tensor<?x4x48xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op key head dimension 48 must be a multiple of the group size 32}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x48xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x48xf32>
+  return
+}
+
+// -----
+
+// paged_attention: D a power of two for rotated keys.
+func.func @f(%q: tensor<?x4x96xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op key head dimension 96 must be a power of two for the Walsh-Hadamard rotation}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x96xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x96xf32>
+  return
+}
+
+// -----
+
+// paged_attention: D positive.
+func.func @f(%q: tensor<?x4x0xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op key head dimension must be positive}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x0xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x0xf32>
+  return
+}
+
+// -----
+
+// paged_attention: block size, Hkv and slot bytes are static (num_blocks may be dynamic).
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<?x?x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op cache dimension 1 (block size, KV heads, slot bytes) must be static}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<?x?x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the slots hold K and V.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x100xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op cache slots of 100 bytes are too small: K and V of head dimension 128 need 136 bytes}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x100xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: block size positive.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x0x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op cache block size must be positive}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x0x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: seq_lens is [num_seqs].
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2x1xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op seq_lens must have rank 1}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2x1xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: block_tables is [num_seqs, max_blocks].
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<8xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op block_tables must have rank 2}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<8xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: query_start_loc is [num_seqs + 1].
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3x1xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op query_start_loc must have rank 1}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3x1xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: query_start_loc has at least one entry.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<?x4xi32>, %l: tensor<?xi32>, %qsl: tensor<0xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op query_start_loc must have num_seqs + 1 >= 1 entries, got 0}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<?x4xi32>, tensor<?xi32>, tensor<0xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: one block-table row per sequence.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<3x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op block_tables dimension 0 (sequences) must be 2, got 3}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<3x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: num_seqs + 1 starts (here num_seqs from block_tables).
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<3x?xi32>, %l: tensor<?xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op query_start_loc dimension 0 (sequences + 1) must be 4, got 3}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<3x?xi32>, tensor<?xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the scale is finite.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op scale must be finite}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 0x7FC00000 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: one sink per query head.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>, %s: tensor<2xf32>) {
+  // expected-error @+1 {{'uq.paged_attention' op sinks dimension 0 (query heads) must be 4, got 2}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl sinks %s scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>, tensor<2xf32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: sinks are a vector.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>, %s: tensor<4x1xf32>) {
+  // expected-error @+1 {{'uq.paged_attention' op sinks must have rank 1}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl sinks %s scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>, tensor<4x1xf32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the result is [num_tokens, Hq, D].
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op result must have rank 3}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x512xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the result has the query's shape.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op result dimension 2 (same as the query) must be 128, got 64}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x64xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the window is at least one token.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi32>) {
+  // expected-error @+1 {{'uq.paged_attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 window 0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+// paged_attention: the index operands are i32.
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<2x4xi32>, %l: tensor<2xi32>, %qsl: tensor<3xi64>) {
+  // expected-error @+1 {{'uq.paged_attention' op operand #4 must be ranked tensor of 32-bit signless integer values, but got 'tensor<3xi64>'}}
+  %o = uq.paged_attention %q, %cache, %bt, %l query_start_loc %qsl scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x1x136xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi64>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
 func.func @f(%o: tensor<2x4x2x128xf32>, %m: tensor<2x4x2xf32>) {
   // expected-error @+1 {{'uq.merge_partitions' op max must have rank 3}}
   %r = uq.merge_partitions %o, %o, %o : (tensor<2x4x2x128xf32>, tensor<2x4x2x128xf32>, tensor<2x4x2x128xf32>) -> tensor<2x4x128xf32>

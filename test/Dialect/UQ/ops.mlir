@@ -100,6 +100,36 @@ func.func @decode_attention(%q: tensor<2x16x128xbf16>, %cache: tensor<64x16x2x13
 
 // -----
 
+// Paged attention (prefill + decode batches): dynamic num_tokens, num_seqs,
+// max_blocks and num_blocks; sinks, a window and an f32 query; and the
+// minimal form with static sizes and a bf16 result.
+// CHECK-LABEL: func @paged_attention
+func.func @paged_attention(%q: tensor<?x16x128xbf16>, %cache: tensor<?x16x2x136xi8>,
+                           %bt: tensor<?x?xi32>, %lens: tensor<?xi32>,
+                           %qsl: tensor<?xi32>, %sinks: tensor<16xf32>,
+                           %q2: tensor<5x4x64xf32>, %cache2: tensor<8x16x1x68xi8>,
+                           %bt2: tensor<2x4xi32>, %lens2: tensor<2xi32>,
+                           %qsl2: tensor<3xi32>)
+    -> (tensor<?x16x128xf32>, tensor<5x4x64xbf16>) {
+  // CHECK: uq.paged_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} query_start_loc %{{.*}} sinks %{{.*}} scale 8.838830e-02 window 4096 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, layout = #uq.cache_layout<vllm_slot>, query_precision = #uq<query_precision f32>, v_format = #uq.kv_format<fp4_e2m1>} : (tensor<?x16x128xbf16>, tensor<?x16x2x136xi8>, tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>, tensor<16xf32>) -> tensor<?x16x128xf32>
+  %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl sinks %sinks
+      scale 0.0883883 window 4096
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>,
+       query_precision = #uq<query_precision f32>}
+      : (tensor<?x16x128xbf16>, tensor<?x16x2x136xi8>, tensor<?x?xi32>, tensor<?xi32>,
+         tensor<?xi32>, tensor<16xf32>) -> tensor<?x16x128xf32>
+  // CHECK: uq.paged_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} query_start_loc %{{.*}} scale 1.250000e-01 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, layout = #uq.cache_layout<vllm_slot>, v_format = #uq.kv_format<fp4_e2m1>} : (tensor<5x4x64xf32>, tensor<8x16x1x68xi8>, tensor<2x4xi32>, tensor<2xi32>, tensor<3xi32>) -> tensor<5x4x64xbf16>
+  %o2 = uq.paged_attention %q2, %cache2, %bt2, %lens2 query_start_loc %qsl2 scale 0.125
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<5x4x64xf32>, tensor<8x16x1x68xi8>, tensor<2x4xi32>, tensor<2xi32>,
+         tensor<3xi32>) -> tensor<5x4x64xbf16>
+  return %o, %o2 : tensor<?x16x128xf32>, tensor<5x4x64xbf16>
+}
+
+// -----
+
 // Split-K decode attention: partitions, then the merge with sinks.
 // CHECK-LABEL: func @split_k
 func.func @split_k(%q: tensor<2x16x128xf32>, %cache: tensor<64x16x2x136xi8>,

@@ -17,35 +17,9 @@
 
 using namespace uq::emu;
 
-namespace {
-/// Assembles `body` between the shared test prologue/epilogue.
-std::vector<uint8_t> assemble(const std::string &body) {
-  llvm::SmallString<128> dir;
-  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("uq-emu-test", dir));
-  std::string inc = std::string(UQ_SOURCE_DIR) + "/test/Emulator/Inputs";
-  std::string s = dir.str().str() + "/k.s", o = dir.str().str() + "/k.o",
-              h = dir.str().str() + "/k.hsaco";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(s, ec);
-    os << ".include \"kernel-prologue.inc\"\n"
-       << body << "\n.include \"kernel-epilogue.inc\"\n";
-  }
-  auto mc = llvm::sys::findProgramByName("llvm-mc", {"/usr/lib/llvm-22/bin"});
-  auto ld = llvm::sys::findProgramByName("ld.lld", {"/usr/lib/llvm-22/bin"});
-  EXPECT_TRUE(mc && ld);
-  EXPECT_EQ(0, llvm::sys::ExecuteAndWait(
-                   *mc, {*mc, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx950",
-                         "-filetype=obj", "-I", inc, s, "-o", o}));
-  EXPECT_EQ(0, llvm::sys::ExecuteAndWait(*ld, {*ld, "-shared", o, "-o", h}));
-  auto buf = llvm::MemoryBuffer::getFile(h);
-  EXPECT_TRUE(bool(buf));
-  if (!buf)
-    return {};
-  return std::vector<uint8_t>((*buf)->getBufferStart(),
-                              (*buf)->getBufferEnd());
-}
-} // namespace
+#include "Assemble.h"
+
+using uq::emu::test::assemble;
 
 TEST(Emulator, LoadLaunchAndStats) {
   // out[x] = cvt_scalef32_pk_f32_fp4(in0[x], scale = in1 byte) low half.
@@ -111,4 +85,99 @@ TEST(Emulator, ErrorsAreLlvmErrors) {
   auto bad = CodeObject::load(std::vector<uint8_t>(100, 0));
   EXPECT_FALSE(bool(bad));
   llvm::consumeError(bad.takeError());
+}
+
+TEST(Emulator, ArgSpecsAreCheckedBeforeLaunch) {
+  // The kernel stores one word per lane to `out`: a 64-word buffer is
+  // right; with a spec, a 63-word one is refused before anything runs.
+  auto bytes = assemble("  global_store_dword v1, v0, s[8:9]\n  s_endpgm");
+  auto co = CodeObject::load(bytes);
+  ASSERT_TRUE(bool(co));
+  Emulator emu(**co);
+  LaunchConfig cfg;
+  cfg.argSpecs = std::vector<ArgSpec>{
+      {"a", "u8", true, true, 1, {DimSpec::fixed(0)}},
+      {"b", "u8", true, true, 1, {DimSpec::fixed(0)}},
+      {"out", "i32", true, true, 4, {DimSpec::fixed(64)}}};
+  std::vector<KernelArg> args = {KernelArg::buffer({}), KernelArg::buffer({}),
+                                 KernelArg::buffer(std::vector<uint8_t>(252))};
+  bool isUsage = false;
+  std::string msg = errorMessage(emu.launch("k", cfg, args), isUsage);
+  EXPECT_TRUE(isUsage);
+  EXPECT_EQ(msg, "argument 2 ('out', i32) [64]: buffer of 252 bytes given, "
+                 "256 expected (64 elements of 4 bytes)");
+  EXPECT_EQ(emu.stats().waveInstructions, 0u) << "nothing may run";
+  args[2] = KernelArg::buffer(std::vector<uint8_t>(256));
+  EXPECT_FALSE(bool(emu.launch("k", cfg, args)));
+  // Faults of the kernel are not usage errors.
+  cfg.argSpecs.reset();
+  args[2] = KernelArg::buffer(std::vector<uint8_t>(8));
+  errorMessage(emu.launch("k", cfg, args), isUsage);
+  EXPECT_FALSE(isUsage);
+}
+
+TEST(Emulator, SymbolicDimensionsComeFromScalars) {
+  // checkArgs alone, on a described kernel k(n: i64, x: bf16 [n, 3]).
+  KernelInfo k;
+  k.name = "k";
+  k.args = {{"", "by_value", "", 0, 8}, {"", "global_buffer", "global", 8, 8}};
+  std::vector<ArgSpec> specs = {
+      {"n", "i64", false, true, 8, {}},
+      {"x", "bf16", true, false, 2, {DimSpec::arg(0), DimSpec::fixed(3)}}};
+  std::vector<KernelArg> args = {KernelArg::value<int64_t>(5),
+                                 KernelArg::buffer(std::vector<uint8_t>(30))};
+  EXPECT_FALSE(bool(checkArgs(k, specs, args)));
+  args[0] = KernelArg::value<int64_t>(6);
+  bool isUsage = false;
+  EXPECT_EQ(errorMessage(checkArgs(k, specs, args), isUsage),
+            "argument 1 ('x', bf16) [6, 3]: buffer of 30 bytes given, 36 "
+            "expected (18 elements of 2 bytes)");
+  EXPECT_TRUE(isUsage);
+  // 2^62 x 3 x 2 bytes overflows 64 bits: an error, not a wrapped size.
+  args[0] = KernelArg::value<int64_t>(int64_t(1) << 62);
+  EXPECT_NE(errorMessage(checkArgs(k, specs, args), isUsage)
+                .find("overflows 64 bits"),
+            std::string::npos);
+  // Unnamed metadata arguments are labelled by index, or by the spec.
+  EXPECT_EQ(argLabel(k, 1), "#1");
+  EXPECT_EQ(argLabel(k, 1, &specs), "'x'");
+}
+
+TEST(Emulator, WrappingAddressesAreFaults) {
+  // 16 bytes at 2^64 - 4: the range wraps around; it must be reported,
+  // not translated into a host pointer.
+  auto bytes = assemble(R"(
+  s_mov_b32 s10, 0xfffffffc
+  s_mov_b32 s11, -1
+  v_mov_b32 v3, 0
+  global_load_dwordx4 v[4:7], v3, s[10:11]
+  s_endpgm)");
+  auto co = CodeObject::load(bytes);
+  ASSERT_TRUE(bool(co));
+  Emulator emu(**co);
+  std::vector<KernelArg> args = {KernelArg::buffer(std::vector<uint8_t>(64)),
+                                 KernelArg::buffer({}), KernelArg::buffer({})};
+  bool isUsage = true;
+  std::string msg = errorMessage(emu.launch("k", LaunchConfig(), args),
+                                 isUsage);
+  EXPECT_FALSE(isUsage);
+  EXPECT_NE(msg.find("out-of-bounds global load of 16 bytes at address "
+                     "0xfffffffffffffffc (lane 0)"),
+            std::string::npos)
+      << msg;
+}
+
+TEST(Emulator, MalformedMetadataIsAnError) {
+  auto bytes = assemble("  s_endpgm");
+  // Replace the first map key header of the metadata note (".amdhsa..."
+  // strings start with a fixstr byte) by an empty-array header: before the
+  // loader read the note itself, msgpack::Document hit llvm_unreachable.
+  std::string s(bytes.begin(), bytes.end());
+  size_t at = s.find("amdhsa.kernels");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at - 1] = 0x90;
+  auto co = CodeObject::load(bytes);
+  ASSERT_FALSE(bool(co));
+  EXPECT_NE(llvm::toString(co.takeError()).find("malformed AMDGPU metadata"),
+            std::string::npos);
 }

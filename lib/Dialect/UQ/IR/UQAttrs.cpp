@@ -287,3 +287,90 @@ int64_t CacheLayoutAttr::getSlotBytes(int64_t headDim, KVFormatAttr kFormat,
   return getValueScaleOffset(headDim, kFormat, vFormat) +
          vFormat.getScaleBytes(headDim);
 }
+
+//===----------------------------------------------------------------------===//
+// LaneLayoutAttr
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> LaneLayoutAttr::getShape() const {
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0, e = getRank(); d < e; ++d)
+    shape.push_back(getBatch()[d] * getThreads()[d] * getElems()[d]);
+  return shape;
+}
+
+int64_t LaneLayoutAttr::getElementsPerLane() const {
+  int64_t n = 1;
+  for (int64_t d = 0, e = getRank(); d < e; ++d)
+    n *= getBatch()[d] * getElems()[d];
+  return n;
+}
+
+LogicalResult
+LaneLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ArrayRef<int64_t> batch, ArrayRef<int64_t> threads,
+                       ArrayRef<int64_t> elems, ArrayRef<int64_t> strides) {
+  size_t rank = batch.size();
+  if (rank == 0 || threads.size() != rank || elems.size() != rank ||
+      strides.size() != rank)
+    return emitError() << "lane_layout needs batch, threads, elems and "
+                          "lane_strides of one equal, non-zero rank";
+  uint64_t used = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (batch[d] <= 0 || elems[d] <= 0 || threads[d] <= 0)
+      return emitError() << "lane_layout sizes must be positive";
+    if (!llvm::isPowerOf2_64(threads[d]) || !llvm::isPowerOf2_64(strides[d]) ||
+        threads[d] * strides[d] > 64)
+      return emitError() << "lane_layout dimension " << d << ": " << threads[d]
+                         << " lanes of stride " << strides[d]
+                         << " must be powers of two within 64 lanes";
+    uint64_t bits = (uint64_t(threads[d]) - 1) * uint64_t(strides[d]);
+    if (used & bits)
+      return emitError() << "lane_layout dimensions share lane bits";
+    used |= bits;
+  }
+  return success();
+}
+
+namespace {
+ParseResult parseIntList(AsmParser &p, StringRef key,
+                         SmallVectorImpl<int64_t> &out) {
+  if (p.parseKeyword(key) || p.parseEqual())
+    return failure();
+  return p.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+    int64_t v;
+    if (p.parseInteger(v))
+      return failure();
+    out.push_back(v);
+    return success();
+  });
+}
+} // namespace
+
+Attribute LaneLayoutAttr::parse(AsmParser &p, Type) {
+  SmallVector<int64_t> batch, threads, elems, strides;
+  if (p.parseLess() || parseIntList(p, "batch", batch) || p.parseComma() ||
+      parseIntList(p, "threads", threads) || p.parseComma() ||
+      parseIntList(p, "elems", elems) || p.parseComma() ||
+      parseIntList(p, "lane_strides", strides) || p.parseGreater())
+    return {};
+  return getChecked([&] { return p.emitError(p.getNameLoc()); },
+                    p.getContext(), batch, threads, elems, strides);
+}
+
+void LaneLayoutAttr::print(AsmPrinter &p) const {
+  auto list = [&](StringRef key, ArrayRef<int64_t> v) {
+    p << key << " = [";
+    llvm::interleaveComma(v, p);
+    p << "]";
+  };
+  p << "<";
+  list("batch", getBatch());
+  p << ", ";
+  list("threads", getThreads());
+  p << ", ";
+  list("elems", getElems());
+  p << ", ";
+  list("lane_strides", getLaneStrides());
+  p << ">";
+}

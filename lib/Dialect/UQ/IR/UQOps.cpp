@@ -127,7 +127,7 @@ LogicalResult verifyCache(Operation *op, RankedTensorType cache,
 //===----------------------------------------------------------------------===//
 
 LogicalResult RotateOp::verify() {
-  RankedTensorType type = tensorType(getInput());
+  auto type = cast<ShapedType>(getInput().getType());
   if (type.getRank() < 1)
     return emitOpError("input must have rank >= 1");
   int64_t d = type.getDimSize(type.getRank() - 1);
@@ -357,5 +357,75 @@ LogicalResult MergePartitionsOp::verify() {
       failed(verifyDim(*this, result, 2, out.getDimSize(3), "result",
                        "head dimension")))
     return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PagedAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PagedAttentionOp::verify() {
+  RankedTensorType query = getQueryType();
+  if (failed(verifyRank(*this, query, 3, "query")))
+    return failure();
+  if (query.isDynamicDim(1) || query.isDynamicDim(2))
+    return emitOpError()
+           << "query heads and head dimension must be static, got " << query;
+  RankedTensorType cache = getCacheType();
+  if (failed(verifyRank(*this, cache, 4, "cache")))
+    return failure();
+  int64_t hq = query.getDimSize(1), hkv = cache.getDimSize(2);
+  if (ShapedType::isDynamic(hkv) || hkv <= 0)
+    return emitOpError("cache KV heads must be static and positive");
+  if (hq % hkv != 0)
+    return emitOpError() << "query heads (" << hq
+                         << ") must be a multiple of KV heads (" << hkv << ")";
+  if (hq / hkv > kMaxGroupSize)
+    return emitOpError() << "GQA ratio " << hq / hkv << " exceeds "
+                         << kMaxGroupSize
+                         << " (the query heads of one KV head must fit 16 "
+                            "MFMA rows)";
+  if (failed(verifyCache(*this, cache, hkv, query.getDimSize(2), getKFormat(),
+                         getVFormat(), getLayout())))
+    return failure();
+
+  // The sequence count comes from seq_lens, else block_tables, else
+  // query_start_loc; the others must agree where static.
+  RankedTensorType lens = tensorType(getSeqLens());
+  RankedTensorType tables = tensorType(getBlockTables());
+  RankedTensorType starts = tensorType(getQueryStartLoc());
+  if (failed(verifyRank(*this, lens, 1, "seq_lens")) ||
+      failed(verifyRank(*this, tables, 2, "block_tables")) ||
+      failed(verifyRank(*this, starts, 1, "query_start_loc")))
+    return failure();
+  if (starts.getDimSize(0) == 0)
+    return emitOpError("query_start_loc must have num_seqs + 1 >= 1 entries, "
+                       "got 0");
+  int64_t seqs = lens.getDimSize(0);
+  if (ShapedType::isDynamic(seqs))
+    seqs = tables.getDimSize(0);
+  if (ShapedType::isDynamic(seqs) && !starts.isDynamicDim(0))
+    seqs = starts.getDimSize(0) - 1;
+  if (failed(verifyDim(*this, tables, 0, seqs, "block_tables", "sequences")) ||
+      failed(verifyDim(*this, starts, 0,
+                       ShapedType::isDynamic(seqs) ? seqs : seqs + 1,
+                       "query_start_loc", "sequences + 1")))
+    return failure();
+
+  if (!std::isfinite(getScale().convertToFloat()))
+    return emitOpError("scale must be finite");
+  if (getSinks()) {
+    RankedTensorType sinks = tensorType(getSinks());
+    if (failed(verifyRank(*this, sinks, 1, "sinks")) ||
+        failed(verifyDim(*this, sinks, 0, hq, "sinks", "query heads")))
+      return failure();
+  }
+  RankedTensorType result = tensorType(getResult());
+  if (failed(verifyRank(*this, result, 3, "result")))
+    return failure();
+  for (int64_t i = 0; i < 3; ++i)
+    if (failed(verifyDim(*this, result, i, query.getDimSize(i), "result",
+                         "same as the query")))
+      return failure();
   return success();
 }

@@ -172,6 +172,8 @@ LogicalResult uq::applyPrecisionPolicy(ModuleOp module,
       numKVHeads = attn.getNumKVHeads();
     else if (auto part = dyn_cast<DecodeAttentionPartialOp>(op))
       numKVHeads = part.getNumKVHeads();
+    else if (auto paged = dyn_cast<PagedAttentionOp>(op))
+      numKVHeads = paged.getNumKVHeads();
     else
       return WalkResult::advance();
     std::string spec = specFor(*root, layer, 0);
@@ -192,7 +194,7 @@ LogicalResult uq::applyPrecisionPolicy(ModuleOp module,
     op->setAttr("k_format", formats->key);
     op->setAttr("v_format", formats->value);
     // The study measured FP8/BF16 caches with an unrounded query.
-    if (isa<DecodeAttentionOp, DecodeAttentionPartialOp>(op))
+    if (isa<DecodeAttentionOp, DecodeAttentionPartialOp, PagedAttentionOp>(op))
       op->setAttr("query_precision",
                   QueryPrecisionAttr::get(ctx, formats->quantized4Bit
                                                    ? QueryPrecision::fp8_e4m3

@@ -11,6 +11,9 @@ include "uq/Dialect/UQ/IR/UQAttrs.td"
 
 def UQ_FloatTensor : RankedTensorOf<[F32, BF16, F16]>;
 def UQ_ByteTensor : RankedTensorOf<[I8]>;
+// uq.rotate also takes whole-wave tiles (vectors) in the wave-level stage of
+// the GPU path, where the f64 butterfly keeps the rotation exact.
+def UQ_RotateOperand : AnyTypeOf<[UQ_FloatTensor, VectorOfAnyRankOf<[F32, F64]>]>;
 
 //===----------------------------------------------------------------------===//
 // uq.rotate
@@ -29,9 +32,14 @@ def UQ_RotateOp : UQ_Op<"rotate", [Pure, SameOperandsAndResultType]> {
     ```mlir
     %r = uq.rotate %k : tensor<16x128xf32>
     ```
+
+    On a vector (a wave-level tile, f32 or f64) the rotation is the
+    Sylvester butterfly in the operand's type with one multiply by
+    `1/sqrt(D)` at the end; in f64 on values of f32 origin it is exact
+    before that multiply (the reference's `ExactF64` rotation).
   }];
-  let arguments = (ins UQ_FloatTensor:$input);
-  let results = (outs UQ_FloatTensor:$result);
+  let arguments = (ins UQ_RotateOperand:$input);
+  let results = (outs UQ_RotateOperand:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
@@ -261,6 +269,88 @@ def UQ_DecodeAttentionPartialOp
       return ::llvm::cast<::mlir::RankedTensorType>(getOut().getType())
           .getDimSize(2);
     }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Paged attention (prefill chunks and decodes in one batch)
+//===----------------------------------------------------------------------===//
+
+def UQ_PagedAttentionOp : UQ_Op<"paged_attention", [Pure]> {
+  let summary = "Causal attention of new query tokens (prefill chunks and "
+                "decodes) over the paged quantized KV cache";
+  let description = [{
+    The generalisation of `uq.decode_attention` to a query length per
+    sequence, with the inputs of vLLM's unified attention: sequence `s` owns
+    the query tokens `query_start_loc[s] .. query_start_loc[s+1] - 1` (query
+    length `q_s`) and has `seq_lens[s]` context tokens in the cache, its new
+    tokens included (write their K/V with `uq.cache_write` first: attention
+    reads the whole context from the cache). Query token `i` of sequence `s`
+    (0-based within the sequence) attends causally to the keys
+    `0 .. seq_lens[s] - q_s + i`, or with `window = W` to the last `W` of
+    them, `seq_lens[s] - q_s + i - W + 1 .. seq_lens[s] - q_s + i`.
+    Everything else is `uq.decode_attention`'s: the query is rotated with
+    the key format's rotation and rounded per `query_precision`; query head
+    `h` reads KV head `h / (Hq / Hkv)` (GQA ratio 1..16); logits
+    `q . k_decoded * scale`; `sinks[h]` joins the softmax as one extra logit
+    without a value row; the output is rotated back when `v_format` is
+    rotated. A batch of query length 1 everywhere is exactly
+    `uq.decode_attention`.
+
+    Every index input has a defined result (docs/dialect.md, "Input
+    policy"): `query_start_loc` is read as its running maximum clamped to
+    `[0, num_tokens]`, `seq_lens` clamped to `[0, max_blocks * block_size]`,
+    block ids clamped into the cache; a query token that sees no key, and a
+    token that no sequence covers, gives zeros.
+
+    Shapes: `query`, `result`: `[num_tokens, Hq, D]`; `cache`:
+    `[num_blocks, block_size, Hkv, slot_bytes]` `i8`; `block_tables`:
+    `[num_seqs, max_blocks]` `i32`; `seq_lens`: `[num_seqs]` `i32`;
+    `query_start_loc`: `[num_seqs + 1]` `i32`; `sinks`: `[Hq]` `f32`.
+    `num_tokens`, `num_seqs`, `max_blocks` and `num_blocks` may be dynamic.
+
+    ```mlir
+    %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl
+        sinks %s scale 0.0883883 window 4096
+        {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+         v_format = #uq.kv_format<fp4_e2m1>,
+         layout = #uq.cache_layout<vllm_slot>}
+        : (tensor<?x16x128xbf16>, tensor<?x16x2x136xi8>, tensor<?x?xi32>,
+           tensor<?xi32>, tensor<?xi32>, tensor<16xf32>) -> tensor<?x16x128xf32>
+    ```
+  }];
+  let arguments = (ins UQ_FloatTensor:$query, UQ_ByteTensor:$cache,
+                       RankedTensorOf<[I32]>:$block_tables,
+                       RankedTensorOf<[I32]>:$seq_lens,
+                       RankedTensorOf<[I32]>:$query_start_loc,
+                       Optional<RankedTensorOf<[F32]>>:$sinks,
+                       F32Attr:$scale,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$window,
+                       UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
+                       UQ_CacheLayoutAttr:$layout,
+                       DefaultValuedAttr<UQ_QueryPrecisionAttr,
+                           "::uq::QueryPrecision::fp8_e4m3">:$query_precision);
+  let results = (outs UQ_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $cache `,` $block_tables `,` $seq_lens
+    `query_start_loc` $query_start_loc (`sinks` $sinks^)?
+    `scale` $scale (`window` $window^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getQueryType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getQuery().getType());
+    }
+    ::mlir::RankedTensorType getCacheType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getCache().getType());
+    }
+    int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
+    int64_t getHeadDim() { return getQueryType().getDimSize(2); }
+    int64_t getBlockSize() { return getCacheType().getDimSize(1); }
+    int64_t getNumKVHeads() { return getCacheType().getDimSize(2); }
+    /// Query heads per KV head (the GQA ratio).
+    int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
   }];
 }
 

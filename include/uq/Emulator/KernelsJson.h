@@ -1,0 +1,51 @@
+//===- KernelsJson.h - Argument descriptions from OUT.hsaco.json -*- C++ -*-===//
+//
+// uq-compile writes OUT.hsaco.json next to each code object
+// (docs/uq-compile.md): per kernel its block and, per explicit argument, its
+// kind, dtype and shape. This turns that file into the emulator's ArgSpecs
+// so a launch can be checked before it runs (exact buffer sizes, symbolic
+// dimensions resolved from by-value arguments).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_EMULATOR_KERNELSJSON_H
+#define UQ_EMULATOR_KERNELSJSON_H
+
+#include "uq/Emulator/Emulator.h"
+
+namespace uq::emu {
+
+/// One kernel of the JSON.
+struct KernelDescription {
+  std::string name;
+  /// The `block` the kernel is compiled for, when the JSON gives one.
+  std::optional<std::array<uint32_t, 3>> block;
+  /// Explicit arguments in order.
+  std::vector<ArgSpec> args;
+  /// Workgroups per grid dimension, when the JSON gives them: integers or
+  /// by-value arguments (`["num_partitions", 1, "num_seqs"]`).
+  std::optional<std::array<DimSpec, 3>> grid;
+};
+
+/// The grid of \p kernel for the by-value arguments in \p args (in the
+/// JSON's order); an error if the JSON has no grid, a named argument is not
+/// a non-negative integer scalar, or a dimension exceeds 2^32 - 1.
+llvm::Expected<std::array<uint32_t, 3>>
+resolveGrid(const KernelDescription &kernel,
+            const std::vector<KernelArg> &args);
+
+/// Bytes of one element of `dtype` ("bf16", "f32", "i64", "u8", ...), or 0
+/// for an unknown name.
+unsigned dtypeSize(llvm::StringRef dtype);
+
+/// Parses the JSON text. Errors name the kernel and argument at fault.
+llvm::Expected<std::vector<KernelDescription>>
+parseKernelsJson(llvm::StringRef text);
+
+/// Reads and parses a JSON file (a regular file of at most 64 MiB).
+llvm::Expected<std::vector<KernelDescription>>
+loadKernelsJson(llvm::StringRef path);
+
+} // namespace uq::emu
+
+#endif // UQ_EMULATOR_KERNELSJSON_H

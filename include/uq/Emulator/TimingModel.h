@@ -1,0 +1,191 @@
+//===- TimingModel.h - A gfx950 timing model fed by the emulator -*- C++ -*-===//
+//
+// A resource model of MI355X (gfx950) that turns the emulator's trace of a
+// launch into a predicted time: per-resource busy cycles (VALU, MFMA, LDS
+// with bank conflicts, scalar unit, vector memory, HBM), a lower bound (the
+// busiest resource) and a latency-aware estimate (per-wave critical paths,
+// latency hidden by the other resident waves up to the occupancy). It is a
+// ratio tool: absolute microseconds are labelled "model". Every constant and
+// the formulas are in docs/timing-model.md with their sources.
+//
+// Whole-step use: run a few representative workgroups of each launch with
+// LaunchConfig::trace = &recorder and LaunchConfig::workgroupIndices, then
+// predictLaunch(kernel, recorder.profiles(), totalWorkgroups, weights), and
+// predictStep over the launches of a decode step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_EMULATOR_TIMINGMODEL_H
+#define UQ_EMULATOR_TIMINGMODEL_H
+
+#include "uq/Emulator/Emulator.h"
+#include "uq/Emulator/Trace.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace uq::emu {
+
+/// The model's constants (docs/timing-model.md gives each one's source).
+struct TimingParams {
+  double clockGHz = 2.4;        ///< MI355X peak engine clock.
+  unsigned numCUs = 256;
+  unsigned simdsPerCU = 4;
+  unsigned maxWavesPerSimd = 8;
+  unsigned registersPerLane = 512; ///< VGPR + AGPR per SIMD lane.
+  unsigned registerGranule = 8;
+  uint64_t ldsBytesPerCU = 160 * 1024;
+  unsigned maxWorkgroupsPerCU = 32;
+  /// One wave64 pass on a 16-lane SIMD: the unit of LLVM's gfx950 model.
+  unsigned cyclesPerPass = 4;
+  unsigned ldsBanks = 64;
+  unsigned ldsBankBytes = 4;
+  /// Vector memory (TA/L1) request size and rate per CU.
+  unsigned vmemRequestBytes = 64;
+  unsigned vmemBytesPerClockPerCU = 64;
+  /// L2 line: the unit of HBM traffic.
+  unsigned hbmLineBytes = 128;
+  double hbmPeakTBs = 8.0;
+  double hbmAchievableTBs = 5.0;
+  /// Latencies (cycles) assumed for the critical path.
+  unsigned globalLatency = 800;
+  unsigned ldsLatency = 64;
+  unsigned smemLatency = 200;
+  unsigned branchCycles = 8;
+
+  static TimingParams gfx950() { return TimingParams(); }
+  double hbmBytesPerCycle() const {
+    return hbmAchievableTBs * 1e12 / (clockGHz * 1e9);
+  }
+};
+
+/// What one traced workgroup used (sums over its waves) and how long it
+/// took alone on a CU (criticalPath).
+struct WorkgroupProfile {
+  uint64_t index = 0;
+  std::array<uint32_t, 3> id = {0, 0, 0};
+  unsigned waves = 0;
+  uint64_t instructions = 0;
+  uint64_t issueCycles = 0;  ///< One issue slot (a pass) per instruction.
+  uint64_t valuCycles = 0;   ///< VALU busy (incl. transcendentals).
+  uint64_t mfmaCycles = 0;   ///< Matrix core busy.
+  uint64_t ldsCycles = 0;    ///< LDS busy, bank conflicts included.
+  uint64_t ldsConflictCycles = 0; ///< Of which: extra cycles from conflicts.
+  uint64_t scalarCycles = 0; ///< Scalar unit (SALU, SMEM, branches).
+  uint64_t vmemRequests = 0; ///< vmemRequestBytes-sized vector requests.
+  uint64_t globalBytes = 0;  ///< Bytes the lanes asked for (global/scratch).
+  uint64_t hbmBytes = 0;     ///< Distinct L2 lines touched x line size.
+  uint64_t criticalPath = 0; ///< Cycles until its last wave ends, alone.
+};
+
+/// Collects WorkgroupProfiles from the trace of one or more launches.
+class TimingRecorder : public TraceSink {
+public:
+  explicit TimingRecorder(TimingParams p = TimingParams::gfx950());
+  void beginWorkgroup(uint64_t index, std::array<uint32_t, 3> id,
+                      unsigned waves) override;
+  void onInst(const TraceEvent &e) override;
+  void endWorkgroup(uint64_t index) override;
+  const std::vector<WorkgroupProfile> &profiles() const { return done; }
+  void clear() { done.clear(); }
+
+  /// Matrix-core passes of an MFMA (LLVM's gfx950 model, with its
+  /// f8f6f4 rule: twice the passes when either operand is FP8/BF8).
+  static unsigned mfmaPasses(const TraceEvent &e);
+  /// LDS cycles of one DS access under the bank model.
+  static uint64_t ldsCycles(const TraceEvent &e, const TimingParams &p);
+
+private:
+  struct WaveState {
+    double t = 0, valuFree = 0, xdlFree = 0, end = 0;
+    std::deque<double> vm, lgkm;
+    bool atBarrier = false, done = false;
+  };
+  void resolveBarrier();
+  TimingParams p;
+  WorkgroupProfile cur;
+  std::vector<WaveState> wavesState;
+  std::unordered_set<uint64_t> lines;
+  std::vector<WorkgroupProfile> done;
+  bool active = false;
+};
+
+/// Waves per SIMD the registers allow: the unified VGPR+AGPR file of 512
+/// per lane, allocated in granules of 8, at most 8 waves (the rule of the
+/// `occupancy` field of uq-compile's JSON, docs/uq-compile.md).
+unsigned wavesPerSimd(unsigned vgprs, unsigned agprs,
+                      const TimingParams &p = TimingParams::gfx950());
+
+/// How many workgroups of a kernel fit on one CU, and why.
+struct Occupancy {
+  unsigned wavesPerWorkgroup = 1;
+  unsigned wavesPerSimdByRegisters = 0; ///< VGPR + AGPR.
+  unsigned wavesPerSimdBySgprs = 0;
+  unsigned workgroupsPerCUByRegisters = 0;
+  unsigned workgroupsPerCUByLds = 0;
+  unsigned workgroupsPerCU = 0; ///< The minimum of the limits.
+  unsigned wavesPerSimd = 0;    ///< Resident waves per SIMD at that count.
+  std::string limiter;
+};
+/// Waves per SIMD the SGPRs allow on gfx9-class targets (LLVM's
+/// GCNSubtarget::getOccupancyWithNumSGPRs: <= 80 -> 10, <= 88 -> 9,
+/// <= 100 -> 8, else 7), capped at the 8 waves of gfx950.
+unsigned wavesPerSimdBySgprs(unsigned sgprs,
+                             const TimingParams &p = TimingParams::gfx950());
+
+Occupancy occupancy(const KernelInfo &k, unsigned wavesPerWorkgroup,
+                    uint64_t dynamicLds = 0,
+                    const TimingParams &p = TimingParams::gfx950());
+
+/// The prediction for one launch. Cycle counts are for the busiest CU
+/// except hbmCycles (the whole GPU's HBM traffic over its bandwidth).
+struct LaunchEstimate {
+  std::string kernel;
+  uint64_t workgroups = 0;       ///< In the launch.
+  uint64_t tracedWorkgroups = 0; ///< Profiles it was computed from.
+  uint64_t workgroupsPerBusiestCU = 0;
+  Occupancy occ;
+  double valuCycles = 0, mfmaCycles = 0, issueCycles = 0, ldsCycles = 0,
+         ldsConflictCycles = 0, scalarCycles = 0, vmemCycles = 0,
+         hbmCycles = 0;
+  double hbmBytes = 0;             ///< Whole launch.
+  double criticalPathCycles = 0;   ///< Mean per workgroup, alone on a CU.
+  double boundCycles = 0;
+  std::string boundResource;
+  double estimateCycles = 0;
+  double clockGHz = 2.4;
+  double boundMicroseconds() const { return boundCycles / (clockGHz * 1e3); }
+  double estimateMicroseconds() const {
+    return estimateCycles / (clockGHz * 1e3);
+  }
+  /// One line naming the assumptions behind the numbers.
+  std::string assumptions;
+  std::string str() const;
+  llvm::json::Value toJSON() const;
+};
+
+/// Predicts a launch of `totalWorkgroups` workgroups of `kernel` from the
+/// profiles of sampled workgroups. weights[i] is how many of the launch's
+/// workgroups profile i stands for (empty: totalWorkgroups / samples each).
+llvm::Expected<LaunchEstimate>
+predictLaunch(const KernelInfo &kernel,
+              llvm::ArrayRef<WorkgroupProfile> samples,
+              uint64_t totalWorkgroups, llvm::ArrayRef<double> weights = {},
+              uint64_t dynamicLds = 0,
+              const TimingParams &p = TimingParams::gfx950());
+
+/// A sequence of launches run back to back (a decode step).
+struct StepEstimate {
+  std::vector<LaunchEstimate> launches;
+  double boundMicroseconds = 0, estimateMicroseconds = 0;
+  std::string str() const;
+  llvm::json::Value toJSON() const;
+};
+StepEstimate predictStep(std::vector<LaunchEstimate> launches);
+
+} // namespace uq::emu
+
+#endif // UQ_EMULATOR_TIMINGMODEL_H

@@ -1,0 +1,220 @@
+//===- CacheWriteKernel.cpp - Wave-level cache write ----------------------===//
+//
+// One workgroup codes one (token, KV head) row of K (z = 0) or V (z = 1)
+// into its slot: the format's rotation (f64 butterfly, one rounding: the
+// reference's ExactF64), the group absmax, the scale byte (log_round, or
+// mse_search among three candidates with the f64 squared error summed as a
+// tree in element order: vector.multi_reduction <add> is such a tree in
+// every lowering of this stage), the ties-down FP4 codes, packed two per
+// byte. FP8 E4M3 and bf16 rows are rounded to nearest even. Negative and
+// out-of-range slots are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "../UQToLinalg/Numerics.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace uq;
+using namespace uq::wave;
+using arith::CmpIPredicate;
+using uq::detail::ScalarEmitter;
+
+namespace {
+
+constexpr int64_t kGroup = 32;
+
+/// The byte (i32) of candidate k of a group whose log_round byte is
+/// \p byte0: byte0 - 1 + k clamped to [1, 254] (as uq::ref's search).
+Value candidateByte(ScalarEmitter &es, Value byte0, int64_t k) {
+  OpBuilder &b = es.builder();
+  Location l = es.location();
+  Value cb = arith::AddIOp::create(b, l, byte0, es.i32(k - 1));
+  cb = arith::MaxSIOp::create(b, l, cb, es.i32(1));
+  return arith::MinSIOp::create(b, l, cb, es.i32(254));
+}
+
+/// Codes the f32 row \p x [D] in format \p fmt and stores its bytes at
+/// byte offset \p slot of \p cache (codes at \p codeOff, scales at
+/// \p scaleOff).
+void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
+              Value slot, int64_t codeOff, int64_t scaleOff) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  const int64_t d = cast<VectorType>(x.getType()).getDimSize(0);
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  if (fmt.isRotated()) {
+    Value x64 = arith::ExtFOp::create(b, loc, w.vec({d}, b.getF64Type()), x);
+    x = arith::TruncFOp::create(b, loc, w.vec({d}, b.getF32Type()),
+                                uq::RotateOp::create(b, loc, x64));
+  }
+  Value codeAt = w.add(slot, w.idx(codeOff));
+  switch (fmt.getElement()) {
+  case ElementCode::fp8_e4m3: {
+    ScalarEmitter es(b, loc, {d});
+    Value codes =
+        arith::TruncIOp::create(b, loc, w.vec({d}, i8), es.fp8Encode(x));
+    vector::StoreOp::create(b, loc, codes, cache, ValueRange{codeAt});
+    return;
+  }
+  case ElementCode::bf16: {
+    ScalarEmitter es(b, loc, {d});
+    Value bits = arith::TruncIOp::create(b, loc, w.vec({d}, b.getI16Type()),
+                                         es.bf16Bits(x));
+    vector::StoreOp::create(b, loc, w.bitcast(bits, i8), cache,
+                            ValueRange{codeAt});
+    return;
+  }
+  case ElementCode::fp4_e2m1:
+    break;
+  }
+  const int64_t groups = d / kGroup;
+  Value xg = vector::ShapeCastOp::create(b, loc, w.vec({groups, kGroup},
+                                                       b.getF32Type()), x);
+  // Group absmax: NaN propagates (maximumf) and, like Inf, gives the zero
+  // sentinel.
+  Value amax = w.reduceRows(vector::CombiningKind::MAXIMUMF,
+                            math::AbsFOp::create(b, loc, xg),
+                            w.constSplat(b.getF32FloatAttr(0.0f), {groups}));
+  ScalarEmitter gs(b, loc, {groups});
+  ScalarEmitter es(b, loc, {groups, kGroup});
+  bool tiesDown = fmt.getRounding() == Rounding::ties_down;
+  Value byte0 = gs.ue8m0ScaleByte(gs.bits(amax), fmt.getCValue());
+  auto codesFor = [&](Value byte) {
+    Value inv = w.broadcastRows(gs.e8m0Reciprocal(byte), kGroup);
+    return es.fp4Encode(arith::MulFOp::create(b, loc, xg, inv), tiesDown);
+  };
+  Value byte = byte0;
+  if (fmt.getScaleRule() == ScaleRule::mse_search) {
+    Value best, bestErr;
+    Value x64 =
+        arith::ExtFOp::create(b, loc, w.vec({groups, kGroup}, b.getF64Type()),
+                              xg);
+    for (int64_t k = 0; k < 3; ++k) {
+      Value cb = candidateByte(gs, byte0, k);
+      Value dec = arith::MulFOp::create(
+          b, loc, es.fp4Decode(codesFor(cb)),
+          w.broadcastRows(gs.e8m0Normal(cb), kGroup));
+      Value diff = arith::SubFOp::create(
+          b, loc,
+          arith::ExtFOp::create(b, loc, w.vec({groups, kGroup}, b.getF64Type()),
+                                dec),
+          x64);
+      Value err = w.reduceRows(
+          vector::CombiningKind::ADD, arith::MulFOp::create(b, loc, diff, diff),
+          w.constSplat(b.getF64FloatAttr(0.0), {groups}));
+      if (k == 0) {
+        best = cb;
+        bestErr = err;
+        continue;
+      }
+      // Strictly smaller wins: ties keep the smaller exponent.
+      Value better = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                           err, bestErr);
+      best = w.select(better, cb, best);
+      bestErr = w.select(better, err, bestErr);
+    }
+    Value sentinel = w.cmp(CmpIPredicate::eq, byte0, gs.i32(0));
+    byte = w.select(sentinel, gs.i32(0), best);
+  }
+  Value codes = codesFor(byte);
+  // A zero-sentinel group codes every element as 0.
+  Value zeroGroup = w.broadcastRows(w.cmp(CmpIPredicate::eq, byte, gs.i32(0)),
+                                    kGroup);
+  codes = w.select(zeroGroup, es.i32(0), codes);
+  Value flat = vector::ShapeCastOp::create(b, loc, w.vec({d}, i32), codes);
+  Value nibbles =
+      arith::TruncIOp::create(b, loc, w.vec({d}, b.getIntegerType(4)), flat);
+  vector::StoreOp::create(b, loc, w.bitcast(nibbles, i8), cache,
+                          ValueRange{codeAt});
+  Value scales = arith::TruncIOp::create(b, loc, w.vec({groups}, i8), byte);
+  vector::StoreOp::create(b, loc, scales, cache,
+                          ValueRange{w.add(slot, w.idx(scaleOff))});
+}
+
+} // namespace
+
+gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
+                                               const CacheWriteConfig &cfg,
+                                               KernelSpec &spec) {
+  const int64_t d = cfg.headDim, hkv = cfg.numKVHeads, bs = cfg.blockSize,
+                sb = cfg.slotBytes;
+  std::string it = typeToDtype(cfg.inputType);
+  spec.name = cfg.name;
+  spec.op = "cache_write";
+  spec.args = {
+      {"key", "global_buffer", it, {"num_tokens", hkv, d}, "read",
+       "new keys [num_tokens, num_kv_heads, head_dim]"},
+      {"value", "global_buffer", it, {"num_tokens", hkv, d}, "read",
+       "new values [num_tokens, num_kv_heads, head_dim]"},
+      {"slot_mapping", "global_buffer", "i64", {"num_tokens"}, "read",
+       "cache slot of each token (block * block_size + offset); negative or "
+       "past the cache = skip"},
+      {"cache", "global_buffer", "u8", {"num_blocks", bs, hkv, sb},
+       "read_write", "paged KV cache, updated in place"},
+      {"num_tokens", "by_value", "i32", {}, "value", "number of new tokens"},
+      {"num_blocks", "by_value", "i32", {}, "value", "blocks in the cache"}};
+  spec.grid = {Dim("num_tokens"), Dim(hkv), Dim(2)};
+  spec.params = {{"head_dim", d},
+                 {"num_kv_heads", hkv},
+                 {"block_size", bs},
+                 {"slot_bytes", sb}};
+  spec.gridRule = "(num_tokens, num_kv_heads, 2): z = 0 writes K, z = 1 V; "
+                  "no launch when num_tokens is 0";
+
+  gpu::GPUFuncOp f = createKernel(b, loc, spec);
+  WaveBuilder w(b, loc);
+  Value tok = w.blockId(gpu::Dimension::x);
+  Value head = w.blockId(gpu::Dimension::y);
+  Value which = w.blockId(gpu::Dimension::z);
+  Value numTokens = w.toIndex(f.getArgument(4));
+  Value numBlocks = w.toIndex(f.getArgument(5));
+  Value slot64 = memref::LoadOp::create(b, loc, f.getArgument(2),
+                                        ValueRange{tok});
+  // Checked in i64 before any index arithmetic: a negative slot, or one past
+  // the cache, writes nothing.
+  Value capacity = arith::MulIOp::create(
+      b, loc,
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), numBlocks),
+      arith::ConstantIntOp::create(b, loc, b.getI64Type(), bs));
+  Value ok = w.andi(w.cmp(CmpIPredicate::ult, tok, numTokens),
+                    w.andi(w.cmp(CmpIPredicate::sge, slot64,
+                                 arith::ConstantIntOp::create(
+                                     b, loc, b.getI64Type(), 0)),
+                           w.cmp(CmpIPredicate::slt, slot64, capacity)));
+  auto guard = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+  Value slot = w.toIndex(slot64);
+  Value slotByte = w.mul(w.add(w.mul(slot, w.idx(hkv)), head), w.idx(sb));
+  Value rowAt = w.mul(w.add(w.mul(tok, w.idx(hkv)), head), w.idx(d));
+  auto side = [&](bool key) {
+    Value src = f.getArgument(key ? 0 : 1);
+    Value row =
+        vector::LoadOp::create(b, loc, w.vec({d}, cfg.inputType), src,
+                               ValueRange{rowAt});
+    ScalarEmitter es(b, loc, {d});
+    KVFormatAttr fmt = key ? cfg.kFormat : cfg.vFormat;
+    int64_t codeOff =
+        key ? 0 : cfg.layout.getValueCodeOffset(d, cfg.kFormat);
+    int64_t scaleOff =
+        key ? cfg.layout.getKeyScaleOffset(d, cfg.kFormat)
+            : cfg.layout.getValueScaleOffset(d, cfg.kFormat, cfg.vFormat);
+    writeRow(w, fmt, es.toF32(row), f.getArgument(3), slotByte, codeOff,
+             scaleOff);
+  };
+  auto kOrV = scf::IfOp::create(b, loc, w.cmp(CmpIPredicate::eq, which,
+                                               w.idx(0)),
+                                /*withElse=*/true);
+  b.setInsertionPointToStart(kOrV.thenBlock());
+  side(true);
+  b.setInsertionPointToStart(kOrV.elseBlock());
+  side(false);
+  b.setInsertionPointAfter(guard);
+  gpu::ReturnOp::create(b, loc);
+  return f;
+}

@@ -1,0 +1,94 @@
+//===- Kernels.h - Wave-level kernels of convert-uq-to-wave -----*- C++ -*-===//
+//
+// Builders of the wave-level kernels (gpu.func bodies in scf/arith/math/
+// vector/memref plus uq tile ops, one whole-wave tile program per workgroup,
+// no lane layouts). Every size the serving engine changes per step (number
+// of sequences, tokens, cache blocks, block-table width, partitions) is a
+// scalar kernel argument; head sizes, block size, formats and the partition
+// size are compiled in. docs/gpu-compiler.md describes each kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef UQ_LIB_CONVERSION_UQTOWAVE_KERNELS_H
+#define UQ_LIB_CONVERSION_UQTOWAVE_KERNELS_H
+
+#include "WaveBuilder.h"
+
+#include "uq/Dialect/UQ/IR/UQ.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace uq::wave {
+
+/// Query rows per MFMA tile: one KV head's GQA group fills them.
+constexpr int64_t kRows = 16;
+/// K of one scaled MFMA (16x16x128): the query/key tiles are padded to it.
+constexpr int64_t kMfmaK = 128;
+
+/// What an attention kernel is compiled for.
+struct AttentionConfig {
+  /// Kernel names are `<base>_query`, `<base>_partial`, `<base>_merge`.
+  std::string base;
+  int64_t headDim = 128, numQHeads = 8, numKVHeads = 1;
+  int64_t blockSize = 16, slotBytes = 136;
+  KVFormatAttr kFormat, vFormat;
+  CacheLayoutAttr layout;
+  float softmaxScale = 1.0f;
+  /// Tokens per split-K partition (a multiple of tileTokens).
+  int64_t partitionSize = 256;
+  /// Tokens per iteration of the key loop.
+  int64_t tileTokens = 32;
+  /// Element type of the query input and of the attention result.
+  mlir::Type queryType, resultType;
+  bool sinks = false;
+
+  int64_t group() const { return numQHeads / numKVHeads; }
+  /// Element type of the prepared query the partial kernel reads: FP8 codes
+  /// (i8) for microscaled key formats, bf16 for bf16 keys.
+  std::string queryWorkspaceDtype() const;
+};
+
+/// The rotated, rounded query of every (sequence, query head): grid
+/// (num_seqs, num_q_heads, 1), one query row per workgroup.
+mlir::gpu::GPUFuncOp buildQueryKernel(mlir::OpBuilder &b, mlir::Location loc,
+                                      const AttentionConfig &cfg,
+                                      KernelSpec &spec);
+
+/// One split-K partition of one KV head of one sequence: grid
+/// (num_partitions, num_kv_heads, num_seqs).
+mlir::gpu::GPUFuncOp buildPartialKernel(mlir::OpBuilder &b,
+                                        mlir::Location loc,
+                                        const AttentionConfig &cfg,
+                                        KernelSpec &spec);
+
+/// The log-sum-exp merge of the partitions of one (sequence, query head):
+/// grid (num_q_heads, num_seqs, 1).
+mlir::gpu::GPUFuncOp buildMergeKernel(mlir::OpBuilder &b, mlir::Location loc,
+                                      const AttentionConfig &cfg,
+                                      KernelSpec &spec);
+
+/// What a cache-write kernel is compiled for.
+struct CacheWriteConfig {
+  std::string name;
+  int64_t headDim = 128, numKVHeads = 1, blockSize = 16, slotBytes = 136;
+  KVFormatAttr kFormat, vFormat;
+  CacheLayoutAttr layout;
+  /// Element type of the new keys and values.
+  mlir::Type inputType;
+};
+
+/// Codes one (token, KV head) row of K (z = 0) or V (z = 1) into its slot:
+/// grid (num_tokens, num_kv_heads, 2).
+mlir::gpu::GPUFuncOp buildCacheWriteKernel(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           const CacheWriteConfig &cfg,
+                                           KernelSpec &spec);
+
+/// A `gpu.func` kernel for \p spec at the builder's insertion point (inside
+/// a gpu.module); the builder is left at the start of its body.
+mlir::gpu::GPUFuncOp createKernel(mlir::OpBuilder &b, mlir::Location loc,
+                                  const KernelSpec &spec);
+
+} // namespace uq::wave
+
+#endif // UQ_LIB_CONVERSION_UQTOWAVE_KERNELS_H

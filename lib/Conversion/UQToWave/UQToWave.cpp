@@ -1,0 +1,430 @@
+//===- UQToWave.cpp - uq ops to wave-level GPU kernels --------------------===//
+//
+// The tiling stage of the GPU path. Every uq.cache_write, uq.decode_attention
+// (query + partitions + merge), uq.decode_attention_partial and
+// uq.merge_partitions of a func.func becomes:
+//  - wave-level gpu.func kernels in the module's `gpu.module @uq_kernels`
+//    (Kernels.h), one whole-wave tile program per workgroup;
+//  - host code in the function: the tensors' buffers, workspaces, and one
+//    gpu.launch_func per kernel with the grid computed from the run-time
+//    sizes; the op's results are tensors of the written buffers. This host
+//    code runs on the CPU (uq-inline-kernels-on-host) and documents the
+//    launch sequence; uq-compile turns the `uq.kernels` attribute into the
+//    kernel JSON. Workspaces are plain allocations: the CPU pipeline's
+//    buffer deallocation frees them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "uq/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace uq {
+#define GEN_PASS_DEF_CONVERTUQTOWAVEPASS
+#include "uq/Conversion/Passes.h.inc"
+} // namespace uq
+
+using namespace mlir;
+using namespace uq;
+using namespace uq::wave;
+
+namespace {
+
+constexpr llvm::StringLiteral kKernelModule = "uq_kernels";
+
+/// Why the GPU kernels cannot take this format ("" if they can).
+std::string unsupportedFormat(KVFormatAttr f) {
+  switch (f.getElement()) {
+  case ElementCode::fp4_e2m1:
+    if (f.getScale() != ScaleEncoding::ue8m0 || f.getGroupSize() != 32)
+      return "FP4 needs UE8M0 scales per 32 elements (the MFMA's block)";
+    return "";
+  case ElementCode::fp8_e4m3:
+    if (f.hasScales())
+      return "scaled FP8 formats have no GPU kernel";
+    if (f.isRotated())
+      return "rotated FP8 formats have no GPU kernel";
+    return "";
+  case ElementCode::bf16:
+    if (f.isRotated())
+      return "rotated bf16 formats have no GPU kernel";
+    return "";
+  }
+  return "unknown element code";
+}
+
+LogicalResult checkFormats(Operation *op, KVFormatAttr k, KVFormatAttr v,
+                           CacheLayoutAttr layout, int64_t headDim) {
+  for (auto [what, f] : {std::pair<const char *, KVFormatAttr>{"key", k},
+                         {"value", v}}) {
+    std::string why = unsupportedFormat(f);
+    if (!why.empty())
+      return op->emitOpError() << "has no GPU kernel for the " << what
+                               << " format " << f << ": " << why;
+  }
+  if (layout.getKind() != LayoutKind::vllm_slot)
+    return op->emitOpError() << "has no GPU kernel for the cache layout "
+                             << layout;
+  if (headDim != 64 && headDim != 128 && headDim != 256)
+    return op->emitOpError() << "has no GPU kernel for head dimension "
+                             << headDim << " (64, 128 and 256 are supported)";
+  return success();
+}
+
+/// Host-side helpers: buffers of tensors and the launches.
+struct Host {
+  OpBuilder &b;
+  Location loc;
+
+  Value dim(Value tensor, int64_t i) {
+    return tensor::DimOp::create(b, loc, tensor, i);
+  }
+  Value i32(Value index) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), index);
+  }
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+
+  /// A 1-D view of a memref (identity layout).
+  Value flatten(Value memref) {
+    auto t = cast<MemRefType>(memref.getType());
+    Value flat = memref;
+    if (t.getRank() != 1) {
+      ReassociationIndices all;
+      for (int64_t i = 0; i < t.getRank(); ++i)
+        all.push_back(i);
+      flat = memref::CollapseShapeOp::create(
+          b, loc, memref, ArrayRef<ReassociationIndices>{all});
+    }
+    // Kernels take run-time sizes: memref<?xT>.
+    auto dyn = MemRefType::get({ShapedType::kDynamic}, t.getElementType());
+    if (flat.getType() == dyn)
+      return flat;
+    return memref::CastOp::create(b, loc, dyn, flat);
+  }
+  /// The buffer of an input tensor, as a 1-D memref.
+  Value input(Value tensor) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    auto m = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+        /*readOnly=*/true);
+    return flatten(m);
+  }
+  /// A new buffer of \p shape (dynamic sizes from \p dynSizes).
+  Value alloc(ArrayRef<int64_t> shape, Type elem, ValueRange dynSizes) {
+    return memref::AllocOp::create(b, loc, MemRefType::get(shape, elem),
+                                   dynSizes);
+  }
+  Value dynSizesOf(Value tensor, SmallVectorImpl<Value> &out) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (t.isDynamicDim(i))
+        out.push_back(dim(tensor, i));
+    return {};
+  }
+  /// A copy of an input tensor's buffer that kernels may update.
+  Value copyOf(Value tensor) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    SmallVector<Value> dyn;
+    dynSizesOf(tensor, dyn);
+    Value dst = alloc(t.getShape(), t.getElementType(), dyn);
+    auto src = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+        /*readOnly=*/true);
+    memref::CopyOp::create(b, loc, src, dst);
+    return dst;
+  }
+  Value toTensor(Value memref, Type tensorType) {
+    return bufferization::ToTensorOp::create(b, loc, tensorType, memref,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+  void launch(gpu::GPUFuncOp kernel, std::array<Value, 3> grid,
+              ValueRange operands) {
+    Value c1 = idx(1);
+    gpu::LaunchFuncOp::create(b, loc, kernel, {grid[0], grid[1], grid[2]},
+                              {idx(64), c1, c1}, Value(), operands);
+  }
+};
+
+struct ConvertUQToWavePass
+    : public uq::impl::ConvertUQToWavePassBase<ConvertUQToWavePass> {
+  using Base::Base;
+  void runOnOperation() override;
+
+private:
+  gpu::GPUModuleOp kernelModule();
+  /// Adds a kernel built by \p build to the kernel module.
+  template <typename Config, typename Fn>
+  gpu::GPUFuncOp addKernel(Location loc, const Config &cfg, Fn build) {
+    gpu::GPUModuleOp m = kernelModule();
+    OpBuilder b(m.getBodyRegion());
+    b.setInsertionPointToEnd(&m.getBodyRegion().front());
+    KernelSpec spec;
+    gpu::GPUFuncOp f = build(b, loc, cfg, spec);
+    specs.push_back(spec.toAttr(&getContext()));
+    return f;
+  }
+  LogicalResult lowerCacheWrite(CacheWriteOp op, StringRef base);
+  LogicalResult lowerAttention(Operation *op, StringRef base);
+  LogicalResult lowerMerge(MergePartitionsOp op, StringRef base);
+  FailureOr<AttentionConfig> attentionConfig(Operation *op, StringRef base,
+                                             int64_t partition);
+
+  gpu::GPUModuleOp kernels;
+  SmallVector<Attribute> specs;
+};
+
+gpu::GPUModuleOp ConvertUQToWavePass::kernelModule() {
+  if (kernels)
+    return kernels;
+  ModuleOp module = getOperation();
+  module.walk([&](gpu::GPUModuleOp m) {
+    if (m.getName() == kKernelModule)
+      kernels = m;
+  });
+  if (!kernels) {
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToEnd(module.getBody());
+    kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
+  }
+  return kernels;
+}
+
+LogicalResult ConvertUQToWavePass::lowerCacheWrite(CacheWriteOp op,
+                                                   StringRef base) {
+  auto keyType = cast<RankedTensorType>(op.getKey().getType());
+  RankedTensorType cacheType = op.getCacheType();
+  CacheWriteConfig cfg;
+  cfg.name = (base + "_cache_write").str();
+  cfg.headDim = keyType.getDimSize(2);
+  cfg.numKVHeads = keyType.getDimSize(1);
+  cfg.blockSize = cacheType.getDimSize(1);
+  cfg.slotBytes = cacheType.getDimSize(3);
+  cfg.kFormat = op.getKFormat();
+  cfg.vFormat = op.getVFormat();
+  cfg.layout = op.getLayout();
+  cfg.inputType = keyType.getElementType();
+  if (failed(checkFormats(op, cfg.kFormat, cfg.vFormat, cfg.layout,
+                          cfg.headDim)))
+    return failure();
+  gpu::GPUFuncOp kernel = addKernel(op.getLoc(), cfg, buildCacheWriteKernel);
+
+  OpBuilder b(op);
+  Host h{b, op.getLoc()};
+  Value k = h.input(op.getKey()), v = h.input(op.getValue());
+  Value slots = h.input(op.getSlotMapping());
+  Value cache = h.copyOf(op.getCache());
+  Value numTokens = h.dim(op.getKey(), 0);
+  Value numBlocks = h.dim(op.getCache(), 0);
+  h.launch(kernel, {numTokens, h.idx(cfg.numKVHeads), h.idx(2)},
+           {k, v, slots, h.flatten(cache), h.i32(numTokens),
+            h.i32(numBlocks)});
+  op.getResult().replaceAllUsesWith(h.toTensor(cache, op.getType()));
+  op.erase();
+  return success();
+}
+
+FailureOr<AttentionConfig>
+ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
+                                     int64_t partition) {
+  AttentionConfig cfg;
+  cfg.base = base.str();
+  auto fill = [&](auto attn) {
+    auto qType = cast<RankedTensorType>(attn.getQuery().getType());
+    auto cType = cast<RankedTensorType>(attn.getCache().getType());
+    cfg.headDim = qType.getDimSize(2);
+    cfg.numQHeads = qType.getDimSize(1);
+    cfg.numKVHeads = cType.getDimSize(2);
+    cfg.blockSize = cType.getDimSize(1);
+    cfg.slotBytes = cType.getDimSize(3);
+    cfg.kFormat = attn.getKFormat();
+    cfg.vFormat = attn.getVFormat();
+    cfg.layout = attn.getLayout();
+    cfg.softmaxScale = attn.getScale().convertToFloat();
+    cfg.queryType = qType.getElementType();
+    if (attn.getQueryPrecision() != QueryPrecision::fp8_e4m3)
+      return LogicalResult(
+          op->emitOpError()
+          << "has no GPU kernel for query_precision f32: the QK product "
+             "runs on the MFMA with an FP8 query");
+    return success();
+  };
+  LogicalResult ok = failure();
+  if (auto attn = dyn_cast<DecodeAttentionOp>(op)) {
+    ok = fill(attn);
+    cfg.resultType =
+        cast<RankedTensorType>(attn.getResult().getType()).getElementType();
+    cfg.sinks = static_cast<bool>(attn.getSinks());
+  } else if (auto attn = dyn_cast<DecodeAttentionPartialOp>(op)) {
+    ok = fill(attn);
+  }
+  if (failed(ok) || failed(checkFormats(op, cfg.kFormat, cfg.vFormat,
+                                        cfg.layout, cfg.headDim)))
+    return failure();
+  cfg.tileTokens = tileTokens;
+  cfg.partitionSize = partition;
+  if (tileTokens != 32)
+    return op->emitOpError() << "tile-tokens " << tileTokens.getValue()
+                             << " is not supported (32: two 16-key MFMA "
+                                "columns, one K = 32 step of the PV MFMA)";
+  if (partition <= 0 || partition % tileTokens != 0)
+    return op->emitOpError()
+           << "partition size " << partition << " must be a positive multiple "
+           << "of the " << tileTokens.getValue() << "-token tile";
+  return cfg;
+}
+
+LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
+                                                  StringRef base) {
+  auto partialOp = dyn_cast<DecodeAttentionPartialOp>(op);
+  int64_t partition =
+      partialOp ? int64_t(partialOp.getPartitionSize()) : partitionSize;
+  FailureOr<AttentionConfig> cfgOr = attentionConfig(op, base, partition);
+  if (failed(cfgOr))
+    return failure();
+  AttentionConfig cfg = *cfgOr;
+  gpu::GPUFuncOp queryKernel = addKernel(op->getLoc(), cfg, buildQueryKernel);
+  gpu::GPUFuncOp partialKernel =
+      addKernel(op->getLoc(), cfg, buildPartialKernel);
+
+  Value query = op->getOperand(0), cacheT = op->getOperand(1),
+        tablesT = op->getOperand(2), lensT = op->getOperand(3);
+  OpBuilder b(op);
+  Host h{b, op->getLoc()};
+  const int64_t hq = cfg.numQHeads, d = cfg.headDim;
+  Value numSeqs = h.dim(query, 0);
+  Value numBlocks = h.dim(cacheT, 0);
+  Value maxBlocks = h.dim(tablesT, 1);
+  // partitions = max(1, ceil(max_blocks * block_size / partition_size)).
+  Value capacity = h.mul(maxBlocks, h.idx(cfg.blockSize));
+  Value parts = arith::CeilDivUIOp::create(b, h.loc, capacity,
+                                           h.idx(cfg.partitionSize));
+  parts = arith::MaxUIOp::create(b, h.loc, parts, h.idx(1));
+  Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
+  Value rows = h.mul(numSeqs, h.idx(hq));
+  Value ws = h.alloc({ShapedType::kDynamic}, wsElem, {h.mul(rows, h.idx(d))});
+  h.launch(queryKernel, {numSeqs, h.idx(hq), h.idx(1)},
+           {h.input(query), ws, h.i32(numSeqs)});
+  Type f32 = b.getF32Type();
+  int64_t dyn = ShapedType::kDynamic;
+  Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numSeqs, parts});
+  Value pmax = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
+  Value psum = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
+  h.launch(partialKernel, {parts, h.idx(cfg.numKVHeads), numSeqs},
+           {ws, h.input(cacheT), h.input(tablesT), h.input(lensT),
+            h.flatten(pout), h.flatten(pmax), h.flatten(psum),
+            h.i32(numSeqs), h.i32(numBlocks), h.i32(maxBlocks),
+            h.i32(parts)});
+
+  if (partialOp) {
+    // The op's types are static in the partition count (its verifier).
+    SmallVector<Value> bufs = {pout, pmax, psum};
+    for (auto [res, buf] : llvm::zip(partialOp->getResults(), bufs)) {
+      auto resType = cast<RankedTensorType>(res.getType());
+      Value fixed = memref::CastOp::create(
+          b, h.loc, MemRefType::get(resType.getShape(), f32), buf);
+      res.replaceAllUsesWith(h.toTensor(fixed, resType));
+    }
+    op->erase();
+    return success();
+  }
+
+  auto attn = cast<DecodeAttentionOp>(op);
+  gpu::GPUFuncOp mergeKernel = addKernel(op->getLoc(), cfg, buildMergeKernel);
+  auto outType = cast<RankedTensorType>(attn.getResult().getType());
+  Value out = h.alloc(outType.getShape(), cfg.resultType,
+                      outType.isDynamicDim(0) ? ValueRange{numSeqs}
+                                              : ValueRange{});
+  SmallVector<Value> operands = {h.flatten(pout), h.flatten(pmax),
+                                 h.flatten(psum)};
+  if (cfg.sinks)
+    operands.push_back(h.input(attn.getSinks()));
+  operands.append({h.flatten(out), h.i32(numSeqs), h.i32(parts)});
+  h.launch(mergeKernel, {h.idx(hq), numSeqs, h.idx(1)}, operands);
+  attn.getResult().replaceAllUsesWith(h.toTensor(out, outType));
+  op->erase();
+  return success();
+}
+
+LogicalResult ConvertUQToWavePass::lowerMerge(MergePartitionsOp op,
+                                              StringRef base) {
+  auto outT = cast<RankedTensorType>(op.getOut().getType());
+  auto resT = cast<RankedTensorType>(op.getResult().getType());
+  AttentionConfig cfg;
+  cfg.base = base.str();
+  cfg.numQHeads = outT.getDimSize(1);
+  cfg.headDim = outT.getDimSize(3);
+  cfg.resultType = resT.getElementType();
+  cfg.sinks = static_cast<bool>(op.getSinks());
+  // Values are not rotated back: the partial results are in the coded
+  // domain of whatever produced them (see uq.merge_partitions).
+  cfg.vFormat = KVFormatAttr::getDefault(op.getContext(), ElementCode::bf16,
+                                         Rotation::none);
+  if (outT.isDynamicDim(1) || outT.isDynamicDim(3))
+    return op.emitOpError("needs static query heads and head dimension for "
+                          "the GPU kernel");
+  gpu::GPUFuncOp kernel = addKernel(op.getLoc(), cfg, buildMergeKernel);
+  OpBuilder b(op);
+  Host h{b, op.getLoc()};
+  Value numSeqs = h.dim(op.getOut(), 0), parts = h.dim(op.getOut(), 2);
+  Value out = h.alloc(resT.getShape(), cfg.resultType,
+                      resT.isDynamicDim(0) ? ValueRange{numSeqs}
+                                           : ValueRange{});
+  SmallVector<Value> operands = {h.input(op.getOut()), h.input(op.getMax()),
+                                 h.input(op.getSum())};
+  if (cfg.sinks)
+    operands.push_back(h.input(op.getSinks()));
+  operands.append({h.flatten(out), h.i32(numSeqs), h.i32(parts)});
+  h.launch(kernel, {h.idx(cfg.numQHeads), numSeqs, h.idx(1)}, operands);
+  op.getResult().replaceAllUsesWith(h.toTensor(out, resT));
+  op.erase();
+  return success();
+}
+
+void ConvertUQToWavePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  bool failedAny = false;
+  SmallVector<std::pair<Operation *, std::string>> work;
+  module.walk([&](func::FuncOp func) {
+    int64_t index = 0;
+    func.walk([&](Operation *op) {
+      if (!isa<CacheWriteOp, DecodeAttentionOp, DecodeAttentionPartialOp,
+               MergePartitionsOp>(op))
+        return;
+      work.push_back(
+          {op, (func.getSymName() + "_" + std::to_string(index++)).str()});
+    });
+  });
+  for (auto &[op, base] : work) {
+    LogicalResult r =
+        llvm::TypeSwitch<Operation *, LogicalResult>(op)
+            .Case([&](CacheWriteOp o) { return lowerCacheWrite(o, base); })
+            .Case([&](MergePartitionsOp o) { return lowerMerge(o, base); })
+            .Default([&](Operation *o) { return lowerAttention(o, base); });
+    failedAny |= failed(r);
+  }
+  if (failedAny)
+    return signalPassFailure();
+  if (specs.empty())
+    return;
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(&getContext()));
+  SmallVector<Attribute> all;
+  if (auto existing = module->getAttrOfType<ArrayAttr>("uq.kernels"))
+    all.append(existing.begin(), existing.end());
+  all.append(specs.begin(), specs.end());
+  module->setAttr("uq.kernels", ArrayAttr::get(&getContext(), all));
+}
+
+} // namespace

@@ -1,0 +1,204 @@
+//===- Layout.cpp - Lane layouts of wave tiles ----------------------------===//
+
+#include "Layout.h"
+
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace uq;
+using namespace uq::lanes;
+
+Layout Layout::fromAttr(LaneLayoutAttr attr) {
+  SmallVector<DimLayout> dims;
+  for (int64_t d = 0; d < attr.getRank(); ++d)
+    dims.push_back({attr.getBatch()[d], attr.getThreads()[d],
+                    attr.getElems()[d], attr.getLaneStrides()[d]});
+  return Layout(dims);
+}
+
+LaneLayoutAttr Layout::toAttr(MLIRContext *ctx) const {
+  SmallVector<int64_t> b, t, e, s;
+  for (const DimLayout &d : dims) {
+    b.push_back(d.batch);
+    t.push_back(d.threads);
+    e.push_back(d.elems);
+    s.push_back(d.threads == 1 ? 1 : d.laneStride);
+  }
+  return LaneLayoutAttr::get(ctx, b, t, e, s);
+}
+
+SmallVector<int64_t> Layout::shape() const {
+  SmallVector<int64_t> s;
+  for (const DimLayout &d : dims)
+    s.push_back(d.size());
+  return s;
+}
+
+int64_t Layout::elementsPerLane() const {
+  int64_t n = 1;
+  for (const DimLayout &d : dims)
+    n *= d.batch * d.elems;
+  return n;
+}
+
+uint64_t Layout::usedLaneBits() const {
+  uint64_t bits = 0;
+  for (const DimLayout &d : dims)
+    if (d.threads > 1)
+      bits |= uint64_t(d.threads - 1) * uint64_t(d.laneStride);
+  return bits;
+}
+
+int64_t Layout::flatIndex(ArrayRef<int64_t> b, ArrayRef<int64_t> e) const {
+  int64_t f = 0;
+  for (int64_t d = 0; d < rank(); ++d)
+    f = f * dims[d].batch + b[d];
+  for (int64_t d = 0; d < rank(); ++d)
+    f = f * dims[d].elems + e[d];
+  return f;
+}
+
+void Layout::unflatten(int64_t f, SmallVectorImpl<int64_t> &b,
+                       SmallVectorImpl<int64_t> &e) const {
+  b.assign(rank(), 0);
+  e.assign(rank(), 0);
+  for (int64_t d = rank() - 1; d >= 0; --d) {
+    e[d] = f % dims[d].elems;
+    f /= dims[d].elems;
+  }
+  for (int64_t d = rank() - 1; d >= 0; --d) {
+    b[d] = f % dims[d].batch;
+    f /= dims[d].batch;
+  }
+}
+
+Layout Layout::project(ArrayRef<int64_t> keep) const {
+  SmallVector<DimLayout> out;
+  for (int64_t d : keep)
+    out.push_back(dims[d]);
+  return Layout(out);
+}
+
+Layout Layout::extend(int64_t pos, int64_t size) const {
+  uint64_t used = usedLaneBits();
+  // Lowest unused lane bit, then as many contiguous unused bits as the
+  // dimension can use.
+  int64_t start = 0;
+  while (start < 6 && (used >> start) & 1)
+    ++start;
+  int64_t threads = 1;
+  while (start + llvm::Log2_64(threads) < 6 &&
+         !((used >> (start + llvm::Log2_64(threads))) & 1) &&
+         threads * 2 <= size && size % (threads * 2) == 0)
+    threads *= 2;
+  DimLayout nd{1, threads, size / threads, int64_t(1) << start};
+  SmallVector<DimLayout> out(dims.begin(), dims.end());
+  out.insert(out.begin() + pos, nd);
+  return Layout(out);
+}
+
+std::string Layout::str() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  for (int64_t d = 0; d < rank(); ++d)
+    os << (d ? ", " : "") << dims[d].batch << "x" << dims[d].threads << "@"
+       << dims[d].laneStride << "x" << dims[d].elems;
+  os << "]";
+  return s;
+}
+
+Layout uq::lanes::defaultLayout(ArrayRef<int64_t> shape, int64_t elemsPerRun) {
+  // The last dimension in contiguous runs over as many lanes as it fills
+  // (a [128] tile: 2 consecutive elements per lane), then dimension 0 over
+  // the lanes left.
+  int64_t last = shape.back();
+  // Runs of at least two elements when the tile has 64 or more: sub-byte
+  // codes pack in-lane, and a lane loads at least two values at once.
+  int64_t minRun = last >= kWaveSize ? 2 : 1;
+  int64_t run = std::max<int64_t>(
+      std::max(elemsPerRun, minRun), (last + kWaveSize - 1) / kWaveSize);
+  run = std::min(run, last);
+  while (last % run != 0)
+    ++run;
+  int64_t threads = 1;
+  while (threads * 2 <= kWaveSize && last % (run * threads * 2) == 0)
+    threads *= 2;
+  DimLayout inner{last / (run * threads), threads, run, 1};
+  SmallVector<DimLayout> dims;
+  int64_t laneBits = threads;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) {
+    int64_t t = 1;
+    while (laneBits * t * 2 <= kWaveSize && shape[d] % (t * 2) == 0)
+      t *= 2;
+    dims.push_back({shape[d] / t, t, 1, laneBits});
+    laneBits *= t;
+  }
+  dims.push_back(inner);
+  return Layout(dims);
+}
+
+//===----------------------------------------------------------------------===//
+// gfx950 MFMA operand layouts
+//===----------------------------------------------------------------------===//
+
+Layout uq::lanes::scaledMfmaFp8Operand(int64_t rows, int64_t k) {
+  return Layout({{rows / 16, 16, 1, 1}, {k / 64, 4, 16, 16}});
+}
+
+Layout uq::lanes::scaledMfmaFp4Operand(int64_t rows, int64_t k) {
+  return Layout({{rows / 16, 16, 1, 1}, {k / 128, 4, 32, 16}});
+}
+
+Layout uq::lanes::scaledMfmaScales(int64_t rows, int64_t kBlocks) {
+  return Layout({{rows / 16, 16, 1, 1}, {kBlocks / 4, 4, 1, 16}});
+}
+
+Layout uq::lanes::mfma16x16Result(int64_t m, int64_t n) {
+  return Layout({{m / 16, 4, 4, 16}, {n / 16, 16, 1, 1}});
+}
+
+Layout uq::lanes::mfma16x16x32A(int64_t m, int64_t k) {
+  return Layout({{m / 16, 16, 1, 1}, {k / 32, 4, 8, 16}});
+}
+
+Layout uq::lanes::mfma16x16x32B(int64_t k, int64_t n, bool nk) {
+  DimLayout kd{k / 32, 4, 8, 16}, nd{n / 16, 16, 1, 1};
+  return nk ? Layout({nd, kd}) : Layout({kd, nd});
+}
+
+std::optional<Layout> uq::lanes::groupScalesFor(const Layout &codes,
+                                                int64_t group) {
+  if (codes.rank() != 2)
+    return std::nullopt;
+  DimLayout c = codes.dim(1);
+  // A run of elements stays in one group.
+  if (c.elems > group || group % c.elems != 0)
+    return std::nullopt;
+  int64_t lanesPerGroup = group / c.elems;
+  DimLayout s;
+  if (lanesPerGroup >= c.threads) {
+    // A whole row of lanes (and maybe several batches) inside one group.
+    int64_t batchesPerGroup = lanesPerGroup / c.threads;
+    if (lanesPerGroup % c.threads != 0 || c.batch % batchesPerGroup != 0)
+      return std::nullopt;
+    s = {c.batch / batchesPerGroup, 1, 1, 1};
+  } else {
+    if (c.threads % lanesPerGroup != 0)
+      return std::nullopt;
+    s = {c.batch, c.threads / lanesPerGroup, 1,
+         c.laneStride * lanesPerGroup};
+  }
+  return Layout({codes.dim(0), s});
+}
+
+std::optional<Layout> uq::lanes::bitcastLayout(const Layout &l, int64_t num,
+                                               int64_t den) {
+  Layout out = l;
+  DimLayout &d = out.dim(l.rank() - 1);
+  if ((d.elems * num) % den != 0)
+    return std::nullopt;
+  d.elems = d.elems * num / den;
+  return out;
+}

@@ -1,0 +1,528 @@
+//===- TimingModel.cpp - A gfx950 timing model fed by the emulator --------===//
+//
+// Per traced workgroup: resource busy cycles summed over its waves, and the
+// critical path of its waves alone on a CU (an in-order issue model with
+// asynchronous memory, s_waitcnt and s_barrier). Per launch: the busiest
+// CU's share of the grid, occupancy, a lower bound (the busiest resource)
+// and a latency-aware estimate. docs/timing-model.md states every formula
+// and constant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Emulator/TimingModel.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace llvm;
+using namespace uq::emu;
+
+namespace {
+Error usage(const Twine &m) {
+  return createStringError(std::make_error_code(std::errc::invalid_argument),
+                           m);
+}
+
+/// The count N of `KEY(N)` in printed `s_waitcnt` text, or -1 if absent.
+int waitCount(StringRef text, StringRef key) {
+  size_t at = text.find(key);
+  if (at == StringRef::npos)
+    return -1;
+  StringRef rest = text.drop_front(at + key.size());
+  if (!rest.consume_front("("))
+    return -1;
+  unsigned v = 0;
+  if (rest.take_until([](char c) { return c == ')'; }).getAsInteger(10, v))
+    return -1;
+  return (int)v;
+}
+
+/// The operand N of `s_nop N` (wait states N + 1).
+unsigned nopCount(StringRef text) {
+  StringRef rest = text.drop_front(std::min<size_t>(text.size(), 5)).trim();
+  unsigned v = 0;
+  if (rest.starts_with("0x"))
+    rest.drop_front(2).getAsInteger(16, v);
+  else
+    rest.getAsInteger(10, v);
+  return v;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Per-instruction costs
+//===----------------------------------------------------------------------===//
+
+unsigned TimingRecorder::mfmaPasses(const TraceEvent &e) {
+  // SISchedule.td, SIDPGFX950FullSpeedModel: the f8f6f4 MFMAs take twice the
+  // passes when either operand is FP8 or BF8 (cbsz/blgp 0 or 1); LLVM's MC
+  // layer cannot resolve that variant, so it is applied here.
+  if (e.mnemonic.contains("f8f6f4")) {
+    unsigned base = e.mnemonic.contains("16x16x128") ? 4 : 8;
+    return (e.cbsz <= 1 || e.blgp <= 1) ? 2 * base : base;
+  }
+  return std::max<unsigned>(1, e.schedThroughput);
+}
+
+uint64_t TimingRecorder::ldsCycles(const TraceEvent &e, const TimingParams &p) {
+  if (e.addresses.empty())
+    // Lane permutes through the LDS crossbar (ds_bpermute/permute/swizzle):
+    // 64 lanes x 4 bytes, one conflict-free pass when EXEC is not empty.
+    return e.exec ? std::max<uint64_t>(1, 64 * 4 / (p.ldsBanks *
+                                                    p.ldsBankBytes))
+                  : 0;
+  unsigned dwords = std::max(1u, (e.bytesPerAddress + p.ldsBankBytes - 1) /
+                                     p.ldsBankBytes);
+  size_t perPhase = std::max(1u, p.ldsBanks / dwords);
+  uint64_t cycles = 0;
+  std::vector<uint64_t> dw;
+  std::vector<unsigned> perBank(p.ldsBanks);
+  for (size_t begin = 0; begin < e.addresses.size(); begin += perPhase) {
+    size_t end = std::min(e.addresses.size(), begin + perPhase);
+    dw.clear();
+    for (size_t i = begin; i < end; ++i)
+      for (unsigned d = 0; d < dwords; ++d)
+        dw.push_back(e.addresses[i] / p.ldsBankBytes + d);
+    llvm::sort(dw);
+    dw.erase(std::unique(dw.begin(), dw.end()), dw.end());
+    std::fill(perBank.begin(), perBank.end(), 0);
+    unsigned worst = 1;
+    for (uint64_t d : dw)
+      worst = std::max(worst, ++perBank[d % p.ldsBanks]);
+    cycles += worst;
+  }
+  return cycles;
+}
+
+//===----------------------------------------------------------------------===//
+// Recording
+//===----------------------------------------------------------------------===//
+
+TimingRecorder::TimingRecorder(TimingParams p) : p(p) {}
+
+void TimingRecorder::beginWorkgroup(uint64_t index, std::array<uint32_t, 3> id,
+                                    unsigned waves) {
+  cur = WorkgroupProfile();
+  cur.index = index;
+  cur.id = id;
+  cur.waves = waves;
+  wavesState.assign(waves, WaveState());
+  lines.clear();
+  active = true;
+}
+
+void TimingRecorder::resolveBarrier() {
+  // The emulator releases a barrier when every live wave has reached it, so
+  // the first event after it finds all of them waiting.
+  double t = 0;
+  for (WaveState &w : wavesState)
+    if (w.atBarrier)
+      t = std::max(t, w.t);
+  for (WaveState &w : wavesState)
+    if (w.atBarrier) {
+      w.t = t;
+      w.atBarrier = false;
+    }
+}
+
+void TimingRecorder::onInst(const TraceEvent &e) {
+  if (!active || e.wave >= wavesState.size())
+    return;
+  WaveState &W = wavesState[e.wave];
+  if (W.atBarrier)
+    resolveBarrier();
+  ++cur.instructions;
+  const double pass = p.cyclesPerPass;
+  const double issue = W.t;
+  switch (e.cls) {
+  case InstClass::Nop: {
+    double c = (nopCount(e.text) + 1) * pass;
+    cur.issueCycles += (uint64_t)c;
+    W.t += c;
+    break;
+  }
+  case InstClass::Waitcnt: {
+    int vm = waitCount(e.text, "vmcnt"), lgkm = waitCount(e.text, "lgkmcnt");
+    if (vm >= 0)
+      while (W.vm.size() > (size_t)vm) {
+        W.t = std::max(W.t, W.vm.front());
+        W.vm.pop_front();
+      }
+    if (lgkm >= 0)
+      while (W.lgkm.size() > (size_t)lgkm) {
+        W.t = std::max(W.t, W.lgkm.front());
+        W.lgkm.pop_front();
+      }
+    break;
+  }
+  case InstClass::VALU:
+  case InstClass::Trans: {
+    // LLVM's unit is one wave64 pass; transcendentals and f32 conversions
+    // have latency 4 there (quarter rate) and occupy the VALU that long.
+    double c = std::max<unsigned>(
+                   1, std::max(e.schedLatency, e.schedThroughput)) *
+               pass;
+    double start = std::max(W.t, W.valuFree);
+    W.valuFree = start + c;
+    W.t = start + pass;
+    cur.valuCycles += (uint64_t)c;
+    cur.issueCycles += (uint64_t)pass;
+    break;
+  }
+  case InstClass::MFMA: {
+    double c = mfmaPasses(e) * pass;
+    double start = std::max(W.t, W.xdlFree);
+    W.xdlFree = start + c;
+    W.t = start + pass;
+    cur.mfmaCycles += (uint64_t)c;
+    cur.issueCycles += (uint64_t)pass;
+    break;
+  }
+  case InstClass::LDS: {
+    uint64_t c = ldsCycles(e, p);
+    uint64_t phases = 0;
+    if (!e.addresses.empty()) {
+      unsigned dwords = std::max(1u, (e.bytesPerAddress + p.ldsBankBytes - 1) /
+                                         p.ldsBankBytes);
+      size_t perPhase = std::max(1u, p.ldsBanks / dwords);
+      phases = (e.addresses.size() + perPhase - 1) / perPhase;
+    } else {
+      phases = c;
+    }
+    cur.ldsCycles += c;
+    cur.ldsConflictCycles += c - std::min(c, phases);
+    cur.issueCycles += (uint64_t)pass;
+    W.t += pass;
+    W.lgkm.push_back(issue + p.ldsLatency + c);
+    break;
+  }
+  case InstClass::Global:
+  case InstClass::Scratch: {
+    // Coalescing: the distinct request-sized segments the lanes' byte
+    // ranges cover; HBM traffic: distinct L2 lines per workgroup.
+    std::vector<uint64_t> segs;
+    for (uint64_t a : e.addresses) {
+      uint64_t last = a + std::max(1u, e.bytesPerAddress) - 1;
+      for (uint64_t s = a / p.vmemRequestBytes; s <= last / p.vmemRequestBytes;
+           ++s)
+        segs.push_back(s);
+      for (uint64_t l = a / p.hbmLineBytes; l <= last / p.hbmLineBytes; ++l)
+        lines.insert(l);
+    }
+    llvm::sort(segs);
+    segs.erase(std::unique(segs.begin(), segs.end()), segs.end());
+    cur.vmemRequests += segs.size();
+    cur.globalBytes += (uint64_t)e.addresses.size() * e.bytesPerAddress;
+    cur.issueCycles += (uint64_t)pass;
+    W.t += pass;
+    double serial = segs.size() * (double)p.vmemRequestBytes /
+                    p.vmemBytesPerClockPerCU;
+    W.vm.push_back(issue + p.globalLatency + serial);
+    break;
+  }
+  case InstClass::SMEM:
+    cur.scalarCycles += 1;
+    cur.issueCycles += (uint64_t)pass;
+    W.t += pass;
+    W.lgkm.push_back(issue + p.smemLatency);
+    break;
+  case InstClass::SALU:
+    cur.scalarCycles += 1;
+    cur.issueCycles += (uint64_t)pass;
+    W.t += pass;
+    break;
+  case InstClass::Branch:
+    cur.scalarCycles += 1;
+    cur.issueCycles += (uint64_t)pass;
+    W.t += std::max<double>(pass, p.branchCycles);
+    break;
+  case InstClass::Barrier:
+    cur.issueCycles += (uint64_t)pass;
+    W.t += pass;
+    W.atBarrier = true;
+    break;
+  case InstClass::Other:
+    cur.issueCycles += (uint64_t)pass;
+    W.t += pass;
+    if (e.mnemonic == "s_endpgm") {
+      double end = W.t;
+      for (double c : W.vm)
+        end = std::max(end, c);
+      for (double c : W.lgkm)
+        end = std::max(end, c);
+      W.end = end;
+      W.done = true;
+    }
+    break;
+  }
+}
+
+void TimingRecorder::endWorkgroup(uint64_t index) {
+  if (!active)
+    return;
+  double crit = 0;
+  for (const WaveState &w : wavesState)
+    crit = std::max(crit, w.done ? w.end : w.t);
+  cur.criticalPath = (uint64_t)std::ceil(crit);
+  cur.hbmBytes = (uint64_t)lines.size() * p.hbmLineBytes;
+  done.push_back(cur);
+  active = false;
+}
+
+//===----------------------------------------------------------------------===//
+// Occupancy and launch prediction
+//===----------------------------------------------------------------------===//
+
+unsigned uq::emu::wavesPerSimd(unsigned vgprs, unsigned agprs,
+                               const TimingParams &p) {
+  unsigned g = p.registerGranule;
+  unsigned total = (vgprs + g - 1) / g * g + (agprs + g - 1) / g * g;
+  if (total == 0)
+    return p.maxWavesPerSimd;
+  return std::min(p.maxWavesPerSimd, p.registersPerLane / total);
+}
+
+unsigned uq::emu::wavesPerSimdBySgprs(unsigned sgprs, const TimingParams &p) {
+  unsigned w = sgprs <= 80 ? 10 : sgprs <= 88 ? 9 : sgprs <= 100 ? 8 : 7;
+  return std::min(p.maxWavesPerSimd, w);
+}
+
+Occupancy uq::emu::occupancy(const KernelInfo &k, unsigned wavesPerWorkgroup,
+                             uint64_t dynamicLds, const TimingParams &p) {
+  Occupancy o;
+  o.wavesPerWorkgroup = std::max(1u, wavesPerWorkgroup);
+  o.wavesPerSimdByRegisters = wavesPerSimd(k.vgprCount, k.agprCount, p);
+  o.wavesPerSimdBySgprs = wavesPerSimdBySgprs(k.sgprCount, p);
+  o.workgroupsPerCUByRegisters =
+      p.simdsPerCU *
+      std::min(o.wavesPerSimdByRegisters, o.wavesPerSimdBySgprs) /
+      o.wavesPerWorkgroup;
+  uint64_t lds = k.groupSegmentSize + dynamicLds;
+  o.workgroupsPerCUByLds =
+      lds ? (unsigned)std::min<uint64_t>(p.ldsBytesPerCU / lds, 1u << 20)
+          : o.workgroupsPerCUByRegisters;
+  o.workgroupsPerCU =
+      std::min(o.workgroupsPerCUByRegisters, o.workgroupsPerCUByLds);
+  o.limiter = o.workgroupsPerCUByLds < o.workgroupsPerCUByRegisters
+                  ? "LDS"
+                  : "registers";
+  o.wavesPerSimd = (o.workgroupsPerCU * o.wavesPerWorkgroup + p.simdsPerCU -
+                    1) /
+                   p.simdsPerCU;
+  return o;
+}
+
+Expected<LaunchEstimate>
+uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
+                       uint64_t total, ArrayRef<double> weights,
+                       uint64_t dynamicLds, const TimingParams &p) {
+  if (samples.empty())
+    return usage("timing model: no traced workgroups");
+  if (total == 0)
+    return usage("timing model: a launch of 0 workgroups");
+  if (!weights.empty() && weights.size() != samples.size())
+    return usage(formatv("timing model: {0} weights for {1} sampled "
+                         "workgroups",
+                         weights.size(), samples.size()));
+  LaunchEstimate r;
+  r.kernel = k.name;
+  r.workgroups = total;
+  r.tracedWorkgroups = samples.size();
+  r.clockGHz = p.clockGHz;
+  double wsum = 0, valu = 0, mfma = 0, issue = 0, lds = 0, ldsConf = 0,
+         scalar = 0, vmem = 0, crit = 0, hbm = 0;
+  unsigned n = 1;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    double w = weights.empty() ? (double)total / samples.size() : weights[i];
+    if (!(w >= 0))
+      return usage("timing model: negative or NaN weight");
+    const WorkgroupProfile &s = samples[i];
+    wsum += w;
+    valu += w * s.valuCycles;
+    mfma += w * s.mfmaCycles;
+    issue += w * s.issueCycles;
+    lds += w * s.ldsCycles;
+    ldsConf += w * s.ldsConflictCycles;
+    scalar += w * s.scalarCycles;
+    vmem += w * s.vmemRequests;
+    crit += w * s.criticalPath;
+    hbm += w * s.hbmBytes;
+    n = std::max(n, s.waves);
+  }
+  if (wsum <= 0)
+    return usage("timing model: the weights sum to 0");
+  // Means per workgroup.
+  valu /= wsum, mfma /= wsum, issue /= wsum, lds /= wsum, ldsConf /= wsum,
+      scalar /= wsum, vmem /= wsum, crit /= wsum;
+  // The traced workgroups stand for the whole grid: HBM bytes scale with it.
+  r.hbmBytes = hbm * (total / wsum);
+  r.occ = occupancy(k, n, dynamicLds, p);
+  if (r.occ.workgroupsPerCU == 0)
+    return usage(formatv("timing model: a workgroup of kernel '{0}' does not "
+                         "fit on a CU ({1} waves, {2} waves per SIMD by "
+                         "registers, {3} bytes of LDS)",
+                         k.name, n, r.occ.wavesPerSimdByRegisters,
+                         k.groupSegmentSize + dynamicLds));
+  // The busiest CU gets ceil(total / CUs) workgroups; its waves spread over
+  // the SIMDs; per-wave demands are the workgroup means over its waves.
+  uint64_t wgBusy = (total + p.numCUs - 1) / p.numCUs;
+  r.workgroupsPerBusiestCU = wgBusy;
+  auto wavesPerSimdFor = [&](uint64_t wgs) {
+    return (double)((wgs * n + p.simdsPerCU - 1) / p.simdsPerCU);
+  };
+  double perWaveValu = valu / n, perWaveMfma = mfma / n, perWaveIssue =
+                                                             issue / n;
+  double vmemPerWg = vmem * p.vmemRequestBytes / p.vmemBytesPerClockPerCU;
+  r.valuCycles = wavesPerSimdFor(wgBusy) * perWaveValu;
+  r.mfmaCycles = wavesPerSimdFor(wgBusy) * perWaveMfma;
+  r.issueCycles = wavesPerSimdFor(wgBusy) * perWaveIssue;
+  r.ldsCycles = wgBusy * lds;
+  r.ldsConflictCycles = wgBusy * ldsConf;
+  r.scalarCycles = wgBusy * scalar;
+  r.vmemCycles = wgBusy * vmemPerWg;
+  r.hbmCycles = r.hbmBytes / p.hbmBytesPerCycle();
+  r.criticalPathCycles = crit;
+  // The issue slots are not a resource of their own (the sequencer issues
+  // up to one instruction of each type per SIMD visit, from different
+  // waves); they bound each wave's own timeline, in the critical path.
+  std::pair<double, const char *> terms[] = {
+      {r.valuCycles, "VALU"},     {r.mfmaCycles, "MFMA"},
+      {r.ldsCycles, "LDS"},       {r.scalarCycles, "scalar"},
+      {r.vmemCycles, "vector memory"}, {r.hbmCycles, "HBM"}};
+  for (auto &[c, name] : terms)
+    if (c > r.boundCycles || r.boundResource.empty()) {
+      r.boundCycles = c;
+      r.boundResource = name;
+    }
+  // Latency-aware: the busiest CU runs its workgroups in rounds of
+  // occ.workgroupsPerCU resident ones; a round lasts as long as the longer
+  // of one workgroup's critical path (latency not hidden below it) and the
+  // round's summed demand on each resource (latency hidden by the other
+  // resident waves).
+  auto roundTime = [&](uint64_t wgs) {
+    double simdWaves = wavesPerSimdFor(wgs);
+    return std::max({crit, simdWaves * perWaveValu, simdWaves * perWaveMfma,
+                     wgs * lds, wgs * scalar, wgs * vmemPerWg});
+  };
+  uint64_t full = wgBusy / r.occ.workgroupsPerCU,
+           rem = wgBusy % r.occ.workgroupsPerCU;
+  double cu = full * roundTime(r.occ.workgroupsPerCU) +
+              (rem ? roundTime(rem) : 0.0);
+  r.estimateCycles = std::max(cu, r.hbmCycles);
+  r.assumptions = formatv(
+      "model, not measured: gfx950 at {0} GHz, {1} CUs x {2} SIMDs; VALU/MFMA "
+      "passes from LLVM's gfx950 scheduling model (4 cycles a pass); LDS {3} "
+      "banks x {4} B; vector memory {5} B/clk/CU in {6} B requests; HBM {7} of "
+      "{8} TB/s achievable, traffic = distinct {9} B lines per workgroup (no "
+      "L2/MALL reuse across workgroups); latencies global {10}, LDS {11}, "
+      "SMEM {12} cycles; no launch overhead (docs/timing-model.md)",
+      p.clockGHz, p.numCUs, p.simdsPerCU, p.ldsBanks, p.ldsBankBytes,
+      p.vmemBytesPerClockPerCU, p.vmemRequestBytes, p.hbmAchievableTBs,
+      p.hbmPeakTBs, p.hbmLineBytes, p.globalLatency, p.ldsLatency,
+      p.smemLatency);
+  return r;
+}
+
+std::string LaunchEstimate::str() const {
+  std::string s;
+  raw_string_ostream os(s);
+  os << formatv("timing model: kernel '{0}', {1} workgroups ({2} traced), "
+                "{3} on the busiest CU\n",
+                kernel, workgroups, tracedWorkgroups, workgroupsPerBusiestCU);
+  os << formatv("  occupancy: {0} waves per workgroup; waves/SIMD by "
+                "registers {1}, by SGPRs {7}; workgroups/CU by registers {2}, "
+                "by LDS {3} -> {4} resident ({5} waves/SIMD, limited by "
+                "{6})\n",
+                occ.wavesPerWorkgroup, occ.wavesPerSimdByRegisters,
+                occ.workgroupsPerCUByRegisters, occ.workgroupsPerCUByLds,
+                occ.workgroupsPerCU, occ.wavesPerSimd, occ.limiter,
+                occ.wavesPerSimdBySgprs);
+  os << formatv("  cycles (busiest CU): VALU {0:f0}  MFMA {1:f0}  (issue "
+                "slots {2:f0})  LDS {3:f0} (bank conflicts {4:f0})  scalar {5:f0}  "
+                "vector memory {6:f0}  HBM (whole GPU, {7:f0} bytes) {8:f0}\n",
+                valuCycles, mfmaCycles, issueCycles, ldsCycles,
+                ldsConflictCycles, scalarCycles, vmemCycles, hbmBytes,
+                hbmCycles);
+  os << formatv("  critical path of a workgroup alone: {0:f0} cycles\n",
+                criticalPathCycles);
+  os << formatv("  lower bound: {0:f0} cycles = {1:f3} us (model), bound by "
+                "{2}\n",
+                boundCycles, boundMicroseconds(), boundResource);
+  os << formatv("  estimate: {0:f0} cycles = {1:f3} us (model)\n",
+                estimateCycles, estimateMicroseconds());
+  os << "  assumptions: " << assumptions << "\n";
+  return s;
+}
+
+json::Value LaunchEstimate::toJSON() const {
+  json::Object o;
+  o["kernel"] = kernel;
+  o["workgroups"] = (int64_t)workgroups;
+  o["traced_workgroups"] = (int64_t)tracedWorkgroups;
+  o["workgroups_per_busiest_cu"] = (int64_t)workgroupsPerBusiestCU;
+  json::Object oc;
+  oc["waves_per_workgroup"] = occ.wavesPerWorkgroup;
+  oc["waves_per_simd_by_registers"] = occ.wavesPerSimdByRegisters;
+  oc["waves_per_simd_by_sgprs"] = occ.wavesPerSimdBySgprs;
+  oc["workgroups_per_cu_by_registers"] = occ.workgroupsPerCUByRegisters;
+  oc["workgroups_per_cu_by_lds"] = occ.workgroupsPerCUByLds;
+  oc["workgroups_per_cu"] = occ.workgroupsPerCU;
+  oc["waves_per_simd"] = occ.wavesPerSimd;
+  oc["limited_by"] = occ.limiter;
+  o["occupancy"] = std::move(oc);
+  json::Object c;
+  c["valu"] = valuCycles;
+  c["mfma"] = mfmaCycles;
+  c["issue"] = issueCycles;
+  c["lds"] = ldsCycles;
+  c["lds_bank_conflicts"] = ldsConflictCycles;
+  c["scalar"] = scalarCycles;
+  c["vector_memory"] = vmemCycles;
+  c["hbm"] = hbmCycles;
+  o["cycles"] = std::move(c);
+  o["hbm_bytes"] = hbmBytes;
+  o["critical_path_cycles"] = criticalPathCycles;
+  o["bound_cycles"] = boundCycles;
+  o["bound_us_model"] = boundMicroseconds();
+  o["bound_resource"] = boundResource;
+  o["estimate_cycles"] = estimateCycles;
+  o["estimate_us_model"] = estimateMicroseconds();
+  o["clock_ghz"] = clockGHz;
+  o["assumptions"] = assumptions;
+  return o;
+}
+
+StepEstimate uq::emu::predictStep(std::vector<LaunchEstimate> launches) {
+  StepEstimate s;
+  for (const LaunchEstimate &l : launches) {
+    s.boundMicroseconds += l.boundMicroseconds();
+    s.estimateMicroseconds += l.estimateMicroseconds();
+  }
+  s.launches = std::move(launches);
+  return s;
+}
+
+std::string StepEstimate::str() const {
+  std::string s;
+  raw_string_ostream os(s);
+  for (const LaunchEstimate &l : launches)
+    os << formatv("  {0}: bound {1:f3} us, estimate {2:f3} us (model; {3})\n",
+                  l.kernel, l.boundMicroseconds(), l.estimateMicroseconds(),
+                  l.boundResource);
+  os << formatv("step: bound {0:f3} us, estimate {1:f3} us (model)\n",
+                boundMicroseconds, estimateMicroseconds);
+  return s;
+}
+
+json::Value StepEstimate::toJSON() const {
+  json::Array a;
+  for (const LaunchEstimate &l : launches)
+    a.push_back(l.toJSON());
+  json::Object o;
+  o["launches"] = std::move(a);
+  o["bound_us_model"] = boundMicroseconds;
+  o["estimate_us_model"] = estimateMicroseconds;
+  return o;
+}

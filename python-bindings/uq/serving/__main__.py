@@ -1,0 +1,322 @@
+"""uq-serving: multi-turn serving simulator (docs/serving.md).
+
+    python3 -m uq.serving simulate [options]   # your model, GPU, workload
+    python3 -m uq.serving paper [options]      # the paper-like setup, ratios vs the paper
+
+Kernel times come from the timing-model table (--kernel-table, default
+kernel-times.json in the build folder) or, labelled as not measured, from a
+roofline (--kernel-model roofline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import List, Optional, Tuple
+
+from .engine import EngineConfig
+from .kernels import KernelTable, RooflineKernels
+from .model import GiB, PRESETS, Hardware, preset, with_overrides
+from .report import PAPER, format_run, paper_table, plot, ratios, summary_table, write_json
+from .study import GROUPS, Setup, max_sessions, run_format
+from .workload import WORKLOADS, Workload
+
+PROG = "uq-serving"
+
+SIMULATE_DEFAULTS = dict(model="llama-3.1-8b", tp=1, workload="chat", gmu="0.9")
+PAPER_DEFAULTS = dict(model="minimax-m2.5", tp=2, workload="agentic", gmu="0.60,0.65")
+
+
+def default_table_path() -> str:
+    """kernel-times.json in the build folder whose uq package runs
+    (<build>/python-bindings/uq), else <source>/build/kernel-times.json."""
+    import uq
+    build = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(uq.__file__)),
+                                          "..", ".."))
+    if os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        return os.path.join(build, "kernel-times.json")
+    src = os.path.normpath(os.path.join(os.path.dirname(os.path.realpath(__file__)),
+                                        "..", "..", ".."))
+    return os.path.join(src, "build", "kernel-times.json")
+
+
+def _split_formats(s: str) -> List[str]:
+    from ..quality.__main__ import _split
+    return [x.strip() for x in _split(s) if x.strip()]
+
+
+def add_options(p: argparse.ArgumentParser, d: dict) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--model", default=d["model"], choices=PRESETS,
+                   help=f"model shape preset (default {d['model']})")
+    g.add_argument("--layers", type=int)
+    g.add_argument("--q-heads", type=int)
+    g.add_argument("--kv-heads", type=int)
+    g.add_argument("--head-dim", type=int)
+    g.add_argument("--params-b", type=float, help="total parameters, billions")
+    g.add_argument("--active-params-b", type=float,
+                   help="parameters whose GEMMs run per token, billions")
+    g.add_argument("--weight-dtype", choices=("bf16", "fp8"),
+                   help="weights' storage and GEMM MFMA rate")
+    g.add_argument("--weights-gib", type=float,
+                   help="weights of the whole model in GiB (default: params x dtype bytes)")
+    g.add_argument("--tp", type=int, default=d["tp"],
+                   help=f"tensor-parallel GPUs (default {d['tp']}); one GPU is simulated")
+    g.add_argument("--shared", help="shared data folder for --model shared-lm")
+    g = p.add_argument_group("KV formats")
+    g.add_argument("--formats", default="bf16,fp8,uq",
+                   help="uniform format specs to compare (default bf16,fp8,uq)")
+    g.add_argument("--policy", action="append", default=[], metavar="FILE",
+                   help="also simulate a precision-policy JSON (docs/precision-policy.md)")
+    g = p.add_argument_group("hardware (default MI355X)")
+    hw = Hardware()
+    g.add_argument("--hbm-gib", type=float, default=hw.hbm_gib)
+    g.add_argument("--hbm-tb-s", type=float, default=hw.hbm_tb_s)
+    g.add_argument("--cus", type=int, default=hw.cus)
+    g.add_argument("--clock-ghz", type=float, default=hw.clock_ghz)
+    g.add_argument("--bw-eff", type=float, default=hw.bw_eff,
+                   help="achievable fraction of HBM bandwidth (default %(default)s)")
+    g.add_argument("--mfma-eff", type=float, default=hw.mfma_eff,
+                   help="achievable fraction of MFMA peak (default %(default)s)")
+    g = p.add_argument_group("memory")
+    g.add_argument("--gmu", default=d["gmu"],
+                   help=f"gpu_memory_utilization, comma-separated list (default {d['gmu']})")
+    g.add_argument("--reserved-gib", type=float, default=8.0,
+                   help="activation/graph memory per GPU outside the KV cache "
+                        "(default %(default)s)")
+    g.add_argument("--kv-gib", type=float,
+                   help="KV budget per GPU in GiB (replaces --gmu)")
+    g = p.add_argument_group("workload")
+    g.add_argument("--workload", default=d["workload"], choices=sorted(WORKLOADS),
+                   help=f"distribution preset (default {d['workload']})")
+    g.add_argument("--sessions", type=int, default=32)
+    g.add_argument("--rounds", type=int, default=6)
+    g.add_argument("--common", type=int, help="tokens shared by all sessions")
+    g.add_argument("--prefix", help="session context in round 1 (tokens, distribution)")
+    g.add_argument("--user", help="new input tokens per round (distribution)")
+    g.add_argument("--output", help="output tokens per round (distribution)")
+    g.add_argument("--think", help="seconds between an answer and the next round")
+    g.add_argument("--ramp-s", type=float, default=0.0,
+                   help="sessions start evenly over this many seconds")
+    g.add_argument("--seed", type=int, default=0)
+    g = p.add_argument_group("engine (vLLM V1 scheduler)")
+    g.add_argument("--block-size", type=int, default=16)
+    g.add_argument("--max-batched-tokens", type=int, default=8192)
+    g.add_argument("--max-seqs", type=int, default=1024)
+    g.add_argument("--step-overhead-ms", type=float, default=1.0)
+    g.add_argument("--no-prefix-caching", action="store_true")
+    g = p.add_argument_group("kernel times")
+    g.add_argument("--kernel-model", choices=("table", "roofline"), default="table",
+                   help="table: timing-model predictions (default); roofline: NOT measured")
+    g.add_argument("--kernel-table", metavar="FILE",
+                   help="uq-kernel-report --table output (default: "
+                        "<build>/kernel-times.json)")
+    g.add_argument("--extrapolation-limit", type=float, default=2.0,
+                   help="refuse lookups further than this factor outside the table")
+    g.add_argument("--allow-extrapolation", action="store_true")
+    g.add_argument("--launch-us", type=float, default=4.0,
+                   help="roofline: cost of one attention launch (default %(default)s)")
+    g.add_argument("--gemm-us-per-token", type=float,
+                   help="GEMM time per token per GPU (default: 2 x active params / "
+                        "(MFMA peak x mfma-eff))")
+    g = p.add_argument_group("outputs")
+    g.add_argument("--json", metavar="FILE", help="write all results as JSON")
+    g.add_argument("--plots", metavar="DIR", help="write ttft_by_round.png here")
+    g.add_argument("--ttft-target-ms", type=float,
+                   help="also search the most sessions meeting this TTFT")
+    g.add_argument("--ttft-percentile", type=int, default=90, choices=(50, 90, 99))
+    g.add_argument("--ttft-rounds", default="all", choices=sorted(GROUPS))
+    g.add_argument("--max-sessions-limit", type=int, default=512)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", metavar="{simulate,paper}")
+    sub.required = True
+    s = sub.add_parser("simulate", help="simulate formats on a model, GPU and workload")
+    add_options(s, SIMULATE_DEFAULTS)
+    s = sub.add_parser("paper", help="the paper-like setup, with our ratios next to the "
+                                     "paper's (arXiv 2606.20474)")
+    add_options(s, PAPER_DEFAULTS)
+    return p
+
+
+def _gmus(s: str) -> List[float]:
+    try:
+        v = [float(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"--gmu: comma-separated numbers expected, got {s!r}")
+    if not v:
+        raise ValueError("--gmu: at least one value")
+    return v
+
+
+def make_kernels(a, hw: Hardware, model):
+    if a.kernel_model == "roofline":
+        return RooflineKernels(hw, model.head_dim, model.gqa, a.launch_us)
+    path = a.kernel_table or default_table_path()
+    if not os.path.isfile(path):
+        raise ValueError(
+            f"kernel table {path} not found: `uq-kernel-report --table` writes it (pass "
+            "--kernel-table FILE), or use --kernel-model roofline for an unmeasured "
+            "roofline estimate")
+    return KernelTable.load(path, limit=a.extrapolation_limit,
+                            allow_extrapolation=a.allow_extrapolation)
+
+
+def run(a) -> int:
+    t_start = time.time()
+    model = preset(a.model, a.shared)
+    model = with_overrides(
+        model, layers=a.layers, q_heads=a.q_heads, kv_heads=a.kv_heads, head_dim=a.head_dim,
+        params_total=None if a.params_b is None else a.params_b * 1e9,
+        params_active=None if a.active_params_b is None else a.active_params_b * 1e9,
+        weight_dtype=a.weight_dtype,
+        weight_bytes_per_param=None if a.weight_dtype is None else
+        (2.0 if a.weight_dtype == "bf16" else 1.0))
+    if a.weights_gib is not None:
+        if a.weights_gib < 0:
+            raise ValueError(f"--weights-gib must be >= 0, got {a.weights_gib}")
+        model = with_overrides(model,
+                               weight_bytes_per_param=a.weights_gib * GiB / model.params_total)
+    hw = Hardware(hbm_gib=a.hbm_gib, hbm_tb_s=a.hbm_tb_s, cus=a.cus, clock_ghz=a.clock_ghz,
+                  bw_eff=a.bw_eff, mfma_eff=a.mfma_eff)
+    kernels = make_kernels(a, hw, model)
+    wk = dict(WORKLOADS[a.workload])
+    for k in ("common", "prefix", "user", "output", "think"):
+        v = getattr(a, k)
+        if v is not None:
+            wk[k] = v
+    workload = Workload(sessions=a.sessions, rounds=a.rounds, ramp_s=a.ramp_s, seed=a.seed, **wk)
+    engine = EngineConfig(block_size=a.block_size, max_batched_tokens=a.max_batched_tokens,
+                          max_seqs=a.max_seqs, step_overhead_us=a.step_overhead_ms * 1e3,
+                          prefix_caching=not a.no_prefix_caching)
+    specs: List[Tuple[str, object]] = [(f, f) for f in _split_formats(a.formats)]
+    from ..quality.policy import Policy
+    for path in a.policy:
+        try:
+            specs.append((f"policy:{os.path.basename(path)}", Policy.load(path)))
+        except OSError as e:
+            raise ValueError(f"cannot read policy {path}: {e.strerror}")
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: not JSON: {e}")
+    if not specs:
+        raise ValueError("no formats to simulate")
+    mem = [("kv", a.kv_gib)] if a.kv_gib is not None else [("gmu", g) for g in _gmus(a.gmu)]
+
+    kl = kernels.label
+    out = [f"{PROG} {a.cmd}: kernel times: {kl}"]
+    out.append(f"model: {model.source}; TP {a.tp}; {model.params_total:.3g} params "
+               f"({model.params_active:.3g} active), weights "
+               f"{model.weight_bytes / a.tp / GiB:.3g} GiB per GPU")
+    out.append(f"hardware: {hw.name} {hw.hbm_gib:g} GiB HBM, {hw.hbm_tb_s:g} TB/s x "
+               f"{hw.bw_eff:g}, {hw.cus} CUs @ {hw.clock_ghz:g} GHz, MFMA x {hw.mfma_eff:g}")
+    out.append(f"workload: {workload.describe()}")
+    out.append(f"engine: block {engine.block_size}, {engine.max_batched_tokens} tokens/step, "
+               f"max {engine.max_seqs} seqs, {a.step_overhead_ms:g} ms/step overhead, prefix "
+               f"caching {'on' if engine.prefix_caching else 'off'}")
+    runs = []
+    for kind, val in mem:
+        setup = Setup(model, hw, workload, engine, kernels, tp=a.tp,
+                      gmu=val if kind == "gmu" else 0.9, reserved_gib=a.reserved_gib,
+                      kv_gib=val if kind == "kv" else None,
+                      gemm_us_per_token=a.gemm_us_per_token)
+        name = f"GMU {val:.2f}" if kind == "gmu" else f"KV {val:g} GiB/GPU"
+        res = {}
+        for label, pol in specs:
+            r = run_format(setup, pol, label)
+            if a.ttft_target_ms is not None:
+                r["max_sessions"] = max_sessions(
+                    setup, pol, label, a.ttft_target_ms, a.ttft_percentile, a.ttft_rounds,
+                    a.max_sessions_limit)
+            res[label] = r
+        runs.append({"name": name, kind: val, "kv_gib_per_gpu": setup.kv_bytes() / GiB,
+                     "formats": res})
+        out.append("")
+        out.append(f"== {name}: KV budget {setup.kv_bytes() / GiB:.3g} GiB per GPU" +
+                   (f" (GMU x {hw.hbm_gib:g} GiB - weights - {a.reserved_gib:g} GiB reserve)"
+                    if kind == "gmu" else "") + " ==")
+        for label in res:
+            out.append(format_run(res[label]))
+            out.append("")
+        out.append("P50 TTFT by round group, throughput" +
+                   (f", most sessions with P{a.ttft_percentile} TTFT ({a.ttft_rounds}) <= "
+                    f"{a.ttft_target_ms:g} ms" if a.ttft_target_ms is not None else ""))
+        out.append(summary_table(res, None))
+
+    comparison = None
+    labels = [l for l, _ in specs]
+    if "fp8" in labels and "uq" in labels:
+        comparison = {run["name"]: ratios(run["formats"], "fp8", "uq") for run in runs}
+        out.append("")
+        out.append("UltraQuant against FP8 (P50 TTFT FP8/UQ: > 1 means UltraQuant is faster)")
+        if a.cmd == "paper":
+            keyed = {run.get("gmu", i): comparison[run["name"]] for i, run in enumerate(runs)}
+            out.append(paper_table(keyed))
+        else:
+            from .report import table
+            rows = [[run["name"]] + [f"{comparison[run['name']][k]:.2f}x"
+                                     if comparison[run["name"]][k] else "-"
+                                     for k in ("warm 2-3", "late 4-6", "all", "throughput")]
+                    for run in runs]
+            out.append(table(["memory", "TTFT 2-3", "4-6", "all", "throughput"], rows))
+    notes = kernels.notes()
+    th = getattr(kernels, "hardware", None) or {}
+    diff = [f"{k} {th[k]} (simulated {v})" for k, v in
+            (("cus", hw.cus), ("clock_ghz", hw.clock_ghz), ("hbm_tb_s", hw.hbm_tb_s))
+            if k in th and th[k] != v]
+    if diff:
+        notes.append("the kernel table was made for other hardware: " + ", ".join(diff))
+    if not kernels.measured:
+        notes.append("NOT MEASURED: every time above comes from the roofline model")
+    out.append("")
+    out += notes
+    elapsed = time.time() - t_start
+    out.append(f"({elapsed:.1f} s)")
+    print("\n".join(out))
+
+    doc = {"tool": PROG, "command": a.cmd,
+           "kernel_model": {"kind": a.kernel_model, "label": kl,
+                            "measured": bool(kernels.measured),
+                            "lookups": kernels.lookups, "extrapolated": kernels.extrapolated,
+                            "max_extrapolation_factor": kernels.max_factor},
+           "model": {k: getattr(model, k) for k in model.__dataclass_fields__},
+           "tp": a.tp,
+           "hardware": {k: getattr(hw, k) for k in hw.__dataclass_fields__},
+           "reserved_gib": a.reserved_gib,
+           "workload": {"sessions": workload.sessions, "rounds": workload.rounds,
+                        "common": workload.common, "prefix": workload.prefix,
+                        "user": workload.user, "output": workload.output,
+                        "think": workload.think, "ramp_s": workload.ramp_s,
+                        "seed": workload.seed},
+           "engine": {k: getattr(engine, k) for k in engine.__dataclass_fields__},
+           "runs": runs, "fp8_vs_uq": comparison, "notes": notes}
+    if a.cmd == "paper":
+        doc["paper"] = PAPER
+    if a.json:
+        write_json(a.json, doc)
+    if a.plots:
+        title = (f"{model.name}, TP {a.tp}, {workload.sessions} sessions x "
+                 f"{workload.rounds} rounds ({a.workload})")
+        plot(os.path.join(a.plots, "ttft_by_round.png"), runs, title, kl)
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = build_parser()
+    a = p.parse_args(argv)
+    try:
+        return run(a)
+    except BrokenPipeError:         # `| head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (ValueError, OSError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
