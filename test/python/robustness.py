@@ -45,6 +45,22 @@ print(diagnostics(lambda: uq.compile(NO_UQ, emit="kernel",
                                      filename="plain.mlir")))
 # CHECK: plain.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the input has no uq op with a gfx950 kernel
 
+# The GPU stages' errors: a wave-level kernel (detected as such) that the
+# lane distribution rejects, and kernels without a launch description.
+import os
+INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                      "Target", "Inputs")
+WAVE = open(os.path.join(INPUTS, "wave-no-rule.mlir")).read()
+print(diagnostics(lambda: uq.compile(WAVE, emit="lanes",
+                                     filename="wave.mlir")))
+# CHECK: wave.mlir:15:{{[0-9]+}}: error: 'vector.transpose' op has no lane-distribution rule
+NO_LAUNCH = open(os.path.join(INPUTS, "wave-no-launch.mlir")).read()
+print(diagnostics(lambda: uq.compile(NO_LAUNCH, filename="nolaunch.mlir")))
+# CHECK: nolaunch.mlir:2:1: error: the input's kernels have no launch description
+print(diagnostics(lambda: uq.compile(ROTATE, emit="wave",
+                                     filename="rot.mlir")))
+# CHECK: rot.mlir:{{[0-9]+}}:{{[0-9]+}}: error: {{.*}}
+
 # A #uq.kv_format whose c prints in exponent form reads back.
 FORMAT = ("func.func @f() attributes "
           "{f = #uq.kv_format<fp4_e2m1, c = 0.00001>} { return }")
