@@ -17,7 +17,20 @@ config.excludes = ["Inputs", "unittests", "CMakeLists.txt", "lit.cfg.py",
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%shared", config.uq_shared_dir))
-config.substitutions.append(("%python", config.python_executable))
+# Sanitizer builds (-DUQ_SANITIZE, docs/robustness.md): uq's own programs
+# carry the sanitizer runtimes; python3 (loading _uq) and mlir-opt (loading
+# the plugin) are not built here and get the ASan runtime (and libstdc++,
+# for ASan's __cxa_throw interceptor) preloaded, without leak checking (the
+# interpreter's own allocations are not ours to judge).
+sanitize = getattr(config, "uq_sanitize", "")
+host_prefix = ""
+if "address" in sanitize:
+    host_prefix = ("env 'LD_PRELOAD=%s' ASAN_OPTIONS=detect_leaks=0 "
+                   % config.uq_asan_runtime)
+if sanitize:
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    config.available_features.add("sanitize")
+config.substitutions.append(("%python", host_prefix + config.python_executable))
 config.substitutions.append(("%uq_src", config.uq_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
@@ -25,9 +38,19 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.uq_tools_dir, config.llvm_tools_dir]
-tools = ["uq-opt", "uq-emu", "uq-run", "uq-compile", "uq-demo", "llvm-mc",
+if host_prefix:
+    llvm_config.add_tool_substitutions(
+        [ToolSubst("mlir-opt",
+                   command=host_prefix + os.path.join(config.llvm_tools_dir,
+                                                      "mlir-opt"))],
+        tool_dirs)
+tools = ["uq-opt", "uq-emu", "uq-run", "uq-compile", "uq-demo",
+         "uq-kernel-report", "uq-fuzz-ir", "uq-fuzz-codeobject",
+         "uq-fuzz-npy", "uq-fuzz-policy", "llvm-mc",
          "ld.lld",
-         "llvm-readelf", "llvm-objdump", "clang", "mlir-opt"]
+         "llvm-readelf", "llvm-objdump", "clang"]
+if not host_prefix:
+    tools.append("mlir-opt")
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], tool_dirs)
 

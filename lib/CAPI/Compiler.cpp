@@ -59,7 +59,7 @@ MlirLogicalResult uqCompile(const char *ir, size_t irLength, const char *chip,
   if (emit) {
     std::optional<uq::EmitStage> stage = uq::parseEmitStage(emit);
     if (!stage) {
-      fill(diagnostics, (llvm::Twine("unknown emit stage '") + emit +
+      fill(diagnostics, (llvm::Twine("error: unknown emit stage '") + emit +
                          "' (expected linalg, kernel, rocdl, llvmir, isa or "
                          "hsaco)")
                             .str());

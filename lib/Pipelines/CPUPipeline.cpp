@@ -40,6 +40,10 @@ void uq::buildCPUPipeline(OpPassManager &pm,
   ConvertUQToLinalgPassOptions toLinalg;
   toLinalg.rotationArithmetic = options.rotationArithmetic;
   pm.addPass(createConvertUQToLinalgPass(toLinalg));
+  // Ordinary tensor code next to the uq ops (arith/math on whole tensors,
+  // e.g. `arith.mulf %a, %b : tensor<...>`) has no bufferization; as
+  // linalg.generic it has (upstream's convert-elementwise-to-linalg).
+  pm.addPass(createConvertElementwiseToLinalgPass());
   // Share the lowering's constants; no canonicalization on tensors, which
   // would fold the copying generics that let bufferization write slots and
   // row tiles in place (it runs after bufferization instead).

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace uq::ref;
@@ -68,8 +69,12 @@ Status uq::ref::validateFormat(const Format &f, int64_t d) {
       return Status::error("head dim " + std::to_string(d) +
                            " is not a multiple of the group size " +
                            std::to_string(f.groupSize));
-    if (!std::isfinite(f.c) || !(f.c > 0.0))
-      return Status::error("scale constant c must be finite and > 0");
+    // The scale rule computes float(c) * absmax in f32: c must be a finite,
+    // positive, normal f32 value (the #uq.kv_format verifier's rule).
+    if (!(f.c >= static_cast<double>(std::numeric_limits<float>::min()) &&
+          f.c <= static_cast<double>(std::numeric_limits<float>::max())))
+      return Status::error("scale constant c must be a finite, positive, "
+                           "normal f32 value (in [2^-126, FLT_MAX])");
     if (f.scaleRule == ScaleRule::MseSearch && !isPowerOfTwo(f.groupSize))
       return Status::error("the MseSearch scale rule needs a power-of-two "
                            "group size, got " +

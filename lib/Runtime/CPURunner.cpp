@@ -7,6 +7,8 @@
 #include "uq/Runtime/CPURunner.h"
 
 #include "uq/InitAll.h"
+#include "uq/Support/Diagnostics.h"
+#include "uq/Support/Input.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -80,27 +82,6 @@ std::optional<DType> dtypeOf(Type t) {
   }
   return std::nullopt;
 }
-
-/// Collects diagnostics into a string while alive.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(MLIRContext &ctx)
-      : os(text), handler(&ctx, [this](Diagnostic &d) {
-          os << d.getLocation() << ": "
-             << (d.getSeverity() == DiagnosticSeverity::Error ? "error: "
-                                                              : "note: ")
-             << d << "\n";
-          for (Diagnostic &n : d.getNotes())
-            os << n.getLocation() << ": note: " << n << "\n";
-          return success();
-        }) {}
-  std::string take() { return text; }
-
-private:
-  std::string text;
-  llvm::raw_string_ostream os;
-  ScopedDiagnosticHandler handler;
-};
 
 /// A memref descriptor of rank r as the C wrapper sees it:
 /// {allocated, aligned, offset, sizes[r], strides[r]}, all 8-byte words.
@@ -194,9 +175,9 @@ CPUProgram::~CPUProgram() = default;
 llvm::Expected<std::unique_ptr<CPUProgram>>
 CPUProgram::compileFile(llvm::StringRef path, llvm::StringRef entry,
                         const CPURunOptions &options) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buf = uq::readInputFile(path, uq::InputLimits::kMaxSourceBytes, "IR");
   if (!buf)
-    return fail("cannot read '" + path + "': " + buf.getError().message());
+    return buf.takeError();
   return compile((*buf)->getBuffer(), entry, options, path);
 }
 
@@ -210,14 +191,12 @@ CPUProgram::compile(llvm::StringRef source, llvm::StringRef entry,
   uq::registerAllDialects(registry);
   prog->impl->context = std::make_unique<MLIRContext>(registry);
   MLIRContext &ctx = *prog->impl->context;
-  DiagnosticCollector diags(ctx);
+  uq::DiagnosticCollector diags(ctx);
 
-  llvm::SourceMgr sm;
-  sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, bufferName),
-                        llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sm, &ctx);
+  OwningOpRef<ModuleOp> module =
+      uq::parseSourceChecked(source, bufferName, &ctx);
   if (!module)
-    return fail("cannot parse '" + bufferName + "':\n" + diags.take());
+    return fail("cannot parse '" + bufferName + "':\n" + diags.text());
 
   auto func = module->lookupSymbol<func::FuncOp>(entry);
   if (!func || func.isExternal()) {
@@ -262,9 +241,9 @@ CPUProgram::compile(llvm::StringRef source, llvm::StringRef entry,
   pipeline.partitionSize = options.partitionSize;
   pipeline.emitCInterface = true;
   uq::buildCPUPipeline(pm, pipeline);
-  if (failed(pm.run(*module)))
+  if (failed(pm.run(*module)) || diags.hasError())
     return fail("lowering '" + bufferName + "' with uq-cpu-pipeline failed:\n" +
-                diags.take());
+                diags.text());
 
   ExecutionEngineOptions eo;
   auto transformer = makeOptimizingTransformer(options.optLevel, 0, nullptr);
@@ -276,7 +255,7 @@ CPUProgram::compile(llvm::StringRef source, llvm::StringRef entry,
   auto engine = ExecutionEngine::create(*module, eo);
   if (!engine)
     return fail("JIT compilation of '" + bufferName + "' failed: " +
-                llvm::toString(engine.takeError()) + "\n" + diags.take());
+                llvm::toString(engine.takeError()) + "\n" + diags.text());
   // memref.copy between non-contiguous buffers calls memrefCopy from
   // mlir_c_runner_utils; hand its address to the JIT directly.
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {

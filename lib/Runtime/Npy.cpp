@@ -6,6 +6,8 @@
 
 #include "uq/Runtime/Npy.h"
 
+#include "uq/Support/Input.h"
+
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -146,10 +148,11 @@ llvm::Expected<NpyArray> uq::runtime::parseNpy(StringRef bytes,
 }
 
 llvm::Expected<NpyArray> uq::runtime::readNpy(StringRef path) {
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
+  auto buf = uq::readInputFile(path, uq::InputLimits::kMaxNpyBytes, ".npy file",
+                               /*allowStdin=*/false,
+                               /*nullTerminated=*/false);
   if (!buf)
-    return fail("cannot read '" + path + "': " + buf.getError().message());
+    return buf.takeError();
   return parseNpy((*buf)->getBuffer(), path);
 }
 

@@ -19,6 +19,8 @@
 
 #include "uq/InitAll.h"
 #include "uq/Pipelines/GPUPipeline.h"
+#include "uq/Support/Diagnostics.h"
+#include "uq/Support/Input.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -53,6 +55,7 @@
 #include <mutex>
 
 using namespace mlir;
+using uq::DiagnosticCollector;
 
 #ifndef UQ_LLVM_TOOLS_DIR
 #define UQ_LLVM_TOOLS_DIR ""
@@ -111,61 +114,6 @@ uq::InputStage detectStage(ModuleOp module) {
     return uq::InputStage::Kernel;
   return uq::InputStage::Wave;
 }
-
-/// Prints `file:line:col: ` like MLIR's own tools (or the location as is).
-void printLocation(llvm::raw_ostream &os, Location loc) {
-  if (auto flc = dyn_cast<FileLineColLoc>(loc)) {
-    os << flc.getFilename().getValue() << ":" << flc.getLine() << ":"
-       << flc.getColumn() << ": ";
-    return;
-  }
-  if (auto named = dyn_cast<NameLoc>(loc)) {
-    printLocation(os, named.getChildLoc());
-    return;
-  }
-  os << loc << ": ";
-}
-
-/// Collects diagnostics as text while a context is in use.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(MLIRContext &ctx)
-      : handler(&ctx, [this](Diagnostic &diag) {
-          llvm::raw_string_ostream os(text);
-          printLocation(os, diag.getLocation());
-          switch (diag.getSeverity()) {
-          case DiagnosticSeverity::Error:
-            os << "error: ";
-            break;
-          case DiagnosticSeverity::Warning:
-            os << "warning: ";
-            break;
-          case DiagnosticSeverity::Note:
-            os << "note: ";
-            break;
-          case DiagnosticSeverity::Remark:
-            os << "remark: ";
-            break;
-          }
-          os << diag << "\n";
-          for (Diagnostic &note : diag.getNotes()) {
-            printLocation(os, note.getLocation());
-            os << "note: " << note << "\n";
-          }
-          return success();
-        }) {}
-
-  llvm::Error error(llvm::StringRef what) const {
-    std::string msg = text.empty() ? what.str() : text;
-    while (!msg.empty() && msg.back() == '\n')
-      msg.pop_back();
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
-  }
-
-private:
-  std::string text;
-  ScopedDiagnosticHandler handler;
-};
 
 llvm::Error makeError(const llvm::Twine &msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -508,7 +456,7 @@ llvm::Error runTextualPipeline(ModuleOp module, llvm::StringRef pipeline,
     return makeError("bad pass pipeline '" + pipeline + "': " + err);
   PassManager pm(module->getContext());
   static_cast<OpPassManager &>(pm) = std::move(*parsed);
-  if (failed(pm.run(module)))
+  if (failed(pm.run(module)) || diags.hasError())
     return diags.error("the pass pipeline '" + pipeline.str() + "' failed");
   return llvm::Error::success();
 }
@@ -522,8 +470,7 @@ llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
   uq::registerAllPasses();
   MLIRContext ctx(registry);
   DiagnosticCollector diags(ctx);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&ctx), "input");
+  OwningOpRef<ModuleOp> module = parseSourceChecked(source, "input", &ctx);
   if (!module)
     return diags.error("cannot parse the input");
   if (llvm::Error err = runTextualPipeline(*module, pipeline, diags))
@@ -531,36 +478,31 @@ llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
   return printOp(module->getOperation());
 }
 
+namespace {
+/// compileSource on a parsed module; errors are diagnostics or plain
+/// llvm::Errors that compileSource locates at the module.
 llvm::Expected<uq::CompileResult>
-uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
-                  const CompileOptions &options) {
+compileModule(ModuleOp module, const uq::CompileOptions &options,
+              DiagnosticCollector &diags) {
+  using namespace uq;
+  MLIRContext &ctx = *module->getContext();
   if (options.chip != "gfx950")
     return makeError("chip '" + options.chip +
                      "' is not supported: uq's kernels need gfx950's scaled "
                      "MFMA (v_mfma_scale_f32_16x16x128_f8f6f4)");
-  DialectRegistry registry;
-  uq::registerAllDialects(registry);
-  uq::registerAllPasses();
-  MLIRContext ctx(registry);
-  DiagnosticCollector diags(ctx);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(source, ParserConfig(&ctx), bufferName);
-  if (!module)
-    return diags.error("cannot parse the input");
-
   CompileResult result;
   if (options.emit == EmitStage::Linalg) {
     if (llvm::Error err =
-            runTextualPipeline(*module, "convert-uq-to-linalg", diags))
+            runTextualPipeline(module, "convert-uq-to-linalg", diags))
       return std::move(err);
-    result.output = printOp(module->getOperation());
+    result.output = printOp(module.getOperation());
     return result;
   }
 
   GPUPipelineOptions gpuOptions;
   gpuOptions.chip = options.chip;
   gpuOptions.partitionSize = options.partitionSize;
-  InputStage from = options.from == InputStage::Auto ? detectStage(*module)
+  InputStage from = options.from == InputStage::Auto ? detectStage(module)
                                                      : options.from;
   auto stageIndex = [](InputStage s) { return static_cast<int>(s); };
   auto emitIndex = [](EmitStage e) {
@@ -582,10 +524,10 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   if (from == InputStage::Ops) {
     PassManager pm(&ctx);
     buildWavePipeline(pm, gpuOptions);
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(module)) || diags.hasError())
       return diags.error("tiling into wave-level kernels failed");
   }
-  if (!(*module)->getAttr("uq.kernels"))
+  if (!module->getAttr("uq.kernels"))
     return makeError(
         from == InputStage::Ops
             ? "the input has no uq op with a gfx950 kernel (uq.cache_write, "
@@ -594,24 +536,24 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
             : "the input's kernels have no launch description (the module "
               "attribute uq.kernels, docs/uq-compile.md)");
   if (options.emit == EmitStage::Wave) {
-    result.output = printOp(module->getOperation());
+    result.output = printOp(module.getOperation());
     return result;
   }
   if (stageIndex(from) <= stageIndex(InputStage::Wave)) {
     PassManager pm(&ctx);
     buildLanePipeline(pm, gpuOptions,
                       /*stopAfterLayouts=*/options.emit == EmitStage::Layouts);
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(module)) || diags.hasError())
       return diags.error("distribution to lanes failed");
   }
   if (options.emit == EmitStage::Layouts || options.emit == EmitStage::Kernel) {
-    result.output = printOp(module->getOperation());
+    result.output = printOp(module.getOperation());
     return result;
   }
   if (stageIndex(from) <= stageIndex(InputStage::Kernel)) {
     PassManager pm(&ctx);
     buildROCDLPipeline(pm, gpuOptions);
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(module)) || diags.hasError())
       return diags.error("lowering to ROCDL failed");
   }
   gpu::GPUModuleOp gpuModule;
@@ -663,10 +605,28 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   auto hsaco = linkCodeObject(*object);
   if (!hsaco)
     return hsaco.takeError();
-  auto json = describeKernels(*module, *hsaco, options.chip);
+  auto json = describeKernels(module, *hsaco, options.chip);
   if (!json)
     return json.takeError();
   result.output = std::move(*hsaco);
   result.kernelsJson = std::move(*json);
+  return result;
+}
+} // namespace
+
+llvm::Expected<uq::CompileResult>
+uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
+                  const CompileOptions &options) {
+  DialectRegistry registry;
+  uq::registerAllDialects(registry);
+  uq::registerAllPasses();
+  MLIRContext ctx(registry);
+  DiagnosticCollector diags(ctx);
+  OwningOpRef<ModuleOp> module = parseSourceChecked(source, bufferName, &ctx);
+  if (!module)
+    return diags.error("cannot parse the input");
+  llvm::Expected<CompileResult> result = compileModule(*module, options, diags);
+  if (!result)
+    return diags.locate((*module)->getLoc(), result.takeError());
   return result;
 }

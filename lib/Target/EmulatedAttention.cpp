@@ -2,6 +2,7 @@
 
 #include "uq/Target/EmulatedAttention.h"
 
+#include "uq/Dialect/UQ/IR/UQ.h"
 #include "uq/Emulator/KernelsJson.h"
 #include "uq/Emulator/TimingModel.h"
 #include "uq/Reference/Reference.h"
@@ -142,10 +143,9 @@ std::string formatAttrs(const AttentionProblem &pb) {
   std::string k, v;
   switch (pb.format) {
   case KVCacheKind::UltraQuant: {
-    // Shortest decimal text that parses back to the same double.
-    char cText[32];
-    auto cEnd = std::to_chars(cText, cText + sizeof(cText), pb.c).ptr;
-    std::string c = pb.c == 0.156 ? "" : ", c = " + std::string(cText, cEnd);
+    // The dialect's spelling of c: parses back to the same double.
+    std::string c =
+        pb.c == 0.156 ? "" : ", c = " + KVFormatAttr::formatScaleConstant(pb.c);
     std::string rule = pb.mseSearch ? ", scale_rule = mse_search" : "";
     k = "#uq.kv_format<fp4_e2m1" + c + ", rotation = hadamard" + rule + ">";
     v = "#uq.kv_format<fp4_e2m1" + c +

@@ -24,7 +24,8 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from . import native as _native
 
 #: Stages :func:`compile` can stop at; all but ``hsaco`` produce text.
-EMIT_STAGES = ("linalg", "kernel", "rocdl", "llvmir", "isa", "hsaco")
+EMIT_STAGES = ("linalg", "wave", "layouts", "lanes", "kernel", "rocdl",
+               "llvmir", "isa", "hsaco")
 
 
 def _module():

@@ -14,6 +14,7 @@
 #include "mlir-c/Support.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *kModule =
@@ -121,6 +122,46 @@ static int testCompile(void) {
           diag.data ? diag.data : "(null)");
   uqBufferFree(&out);
   uqBufferFree(&diag);
+
+  /* Errors that are not the verifier's are located diagnostics too. */
+  r = uqCompile(kModule, strlen(kModule), "gfx942", NULL, 0, &out, NULL, &diag);
+  fprintf(stdout, "compile bad chip: success %d, output %s\n",
+          mlirLogicalResultIsSuccess(r), out.data ? "set" : "empty");
+  fprintf(stdout, "compile bad chip: diagnostics: %s\n",
+          diag.data ? diag.data : "(null)");
+  uqBufferFree(&out);
+  uqBufferFree(&diag);
+
+  /* 5000 nested modules: refused before MLIR's recursive parser would
+     overflow the stack (docs/robustness.md). */
+  {
+    const int depth = 5000;
+    size_t n = (size_t)depth * 9 + (size_t)depth + 1;
+    char *deep = malloc(n);
+    size_t at = 0;
+    for (int i = 0; i < depth; ++i) {
+      memcpy(deep + at, "module { ", 9);
+      at += 9;
+    }
+    for (int i = 0; i < depth; ++i)
+      deep[at++] = '}';
+    deep[at] = '\0';
+    r = uqCompile(deep, at, NULL, "linalg", 0, &out, NULL, &diag);
+    fprintf(stdout, "compile deep: success %d\n",
+            mlirLogicalResultIsSuccess(r));
+    fprintf(stdout, "compile deep: diagnostics: %s\n",
+            diag.data ? diag.data : "(null)");
+    uqBufferFree(&out);
+    uqBufferFree(&diag);
+    r = uqRunPipeline(deep, at, "builtin.module(canonicalize)", &out, &diag);
+    fprintf(stdout, "pipeline deep: success %d\n",
+            mlirLogicalResultIsSuccess(r));
+    fprintf(stdout, "pipeline deep: diagnostics: %s\n",
+            diag.data ? diag.data : "(null)");
+    uqBufferFree(&out);
+    uqBufferFree(&diag);
+    free(deep);
+  }
 
   /* NULL out parameters are allowed. */
   r = uqCompile(kBadModule, strlen(kBadModule), NULL, NULL, 0, NULL, NULL,

@@ -6,14 +6,36 @@
 // RUN: not test -e %t.bad.hsaco
 // RUN: not uq-compile %S/Inputs/no-kernel.mlir -o %t.none.hsaco 2>&1 | FileCheck %s --check-prefix=NOKERNEL
 // RUN: not test -e %t.none.hsaco
+// RUN: not uq-compile %s --from=bogus -o %t 2>&1 | FileCheck %s --check-prefix=FROM
+// RUN: not uq-compile %s --from=rocdl --emit=wave -o - 2>&1 | FileCheck %s --check-prefix=PAST
+// RUN: uq-compile %s --emit=lanes -o %t.lanes.mlir
+// RUN: not uq-compile %t.lanes.mlir --emit=layouts -o - 2>&1 | FileCheck %s --check-prefix=PASTLANES -DFILE=%t.lanes.mlir
+// RUN: not uq-compile %s --from=wave -o %t.nolaunch.hsaco 2>&1 | FileCheck %s --check-prefix=NOLAUNCH
+// RUN: not test -e %t.nolaunch.hsaco
+// RUN: not uq-compile %S/Inputs/wave-no-launch.mlir -o %t.nolaunch2.hsaco 2>&1 | FileCheck %s --check-prefix=NOLAUNCH2
+// RUN: not uq-compile %S/Inputs/wave-no-rule.mlir -o %t.norule.hsaco 2>&1 | FileCheck %s --check-prefix=NORULE
+// RUN: not test -e %t.norule.hsaco
+// RUN: not uq-compile %S/Inputs/wave-no-rule.mlir --emit=layouts -o - 2>&1 | FileCheck %s --check-prefix=NORULE
+// RUN: not uq-compile %S/Inputs/bad-ir.mlir --emit=wave -o - 2>&1 | FileCheck %s --check-prefix=BADIR
 
 // uq-compile's errors: each names what is wrong, and nothing is written.
+// Errors about the input (also the chip and a module without kernels) are
+// located MLIR diagnostics: `file:line:col: error: ...`.
 // EMIT: error: unknown --emit stage 'bogus' (expected linalg, wave, layouts, lanes, kernel, rocdl, llvmir, isa or hsaco)
-// CHIP: chip 'gfx942' is not supported: uq's kernels need gfx950's scaled MFMA
+// CHIP: uq-compile-errors.mlir:{{[0-9]+}}:{{[0-9]+}}: error: chip 'gfx942' is not supported: uq's kernels need gfx950's scaled MFMA
 // MISSING: error: cannot read '{{.*}}does-not-exist.mlir'
 // NOOUT: error: a code object needs an output file (-o OUT.hsaco)
 // BADIR: bad-ir.mlir:3:{{[0-9]+}}: error: 'uq.decode_attention' op query heads (6) must be a multiple of KV heads (4)
-// NOKERNEL: the input has no uq op with a gfx950 kernel
+// The GPU stages' errors (--from, a stage mismatch, inputs at the wave
+// stage) are located too: at the module (line 1 of an explicit module,
+// `file:0:0` for an implicit one) or at the offending op.
+// FROM: uq-compile: error: unknown --from stage 'bogus' (expected auto, uq, wave, lanes or rocdl)
+// PAST: uq-compile-errors.mlir:0:0: error: the input is already past the stage to emit
+// PASTLANES: [[FILE]]:{{[0-9]+}}:{{[0-9]+}}: error: the input is already past the stage to emit
+// NOLAUNCH: uq-compile-errors.mlir:0:0: error: the input's kernels have no launch description
+// NOLAUNCH2: wave-no-launch.mlir:2:1: error: the input's kernels have no launch description
+// NORULE: wave-no-rule.mlir:15:{{[0-9]+}}: error: {{.*}}has no lane-distribution rule
+// NOKERNEL: no-kernel.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the input has no uq op with a gfx950 kernel
 func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>) -> tensor<1x4x128xf32> {
   %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x4x128xf32>
   return %o : tensor<1x4x128xf32>

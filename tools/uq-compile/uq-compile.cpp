@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "uq/Support/CommandLine.h"
+#include "uq/Support/Input.h"
 #include "uq/Target/Compiler.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -18,36 +20,41 @@
 
 namespace cl = llvm::cl;
 
+// Sorted before LLVM's "Generic Options" (uq/Support/CommandLine.h).
+static cl::OptionCategory category("Compiler options (uq-compile)");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
-                                      cl::init("-"));
+                                      cl::init("-"), cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("file"), cl::init("-"));
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::desc("Target chip"),
-                                 cl::init("gfx950"));
+                                 cl::init("gfx950"), cl::cat(category));
 static cl::opt<std::string>
     emit("emit",
          cl::desc("Stage to emit: linalg, wave, layouts, lanes (or kernel), "
                   "rocdl, llvmir, isa or hsaco"),
-         cl::init("hsaco"));
+         cl::init("hsaco"), cl::cat(category));
 static cl::opt<std::string>
     from("from",
          cl::desc("Stage the input is at: auto (default), uq, wave, lanes "
                   "or rocdl (kernels from another compiler, with their "
                   "uq.kernels launch description)"),
-         cl::init("auto"));
+         cl::init("auto"), cl::cat(category));
 static cl::opt<int64_t>
     partitionSize("partition-size",
                   cl::desc("Tokens per split-K partition of decode attention "
                            "(a multiple of 32)"),
-                  cl::init(256));
+                  cl::init(256), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
              "next to the code object)"),
-    cl::value_desc("file"), cl::init(""));
+    cl::value_desc("file"), cl::init(""), cl::cat(category));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  uq::hideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "uq gfx950 compiler\n");
   auto error = [](const llvm::Twine &msg) {
     llvm::WithColor::error(llvm::errs(), "uq-compile") << msg << "\n";
@@ -62,10 +69,10 @@ int main(int argc, char **argv) {
   if (!fromStage)
     return error("unknown --from stage '" + from +
                  "' (expected auto, uq, wave, lanes or rocdl)");
-  auto input = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  auto input = uq::readInputFile(inputFile, uq::InputLimits::kMaxSourceBytes,
+                                 "IR", /*allowStdin=*/true);
   if (!input)
-    return error("cannot read '" + inputFile +
-                 "': " + input.getError().message());
+    return error(llvm::toString(input.takeError()));
   uq::CompileOptions options;
   options.chip = chip;
   options.emit = *stage;

@@ -16,6 +16,7 @@
 #include "Ladder.h"
 #include "PrefillReport.h"
 
+#include "uq/Support/CommandLine.h"
 #include "uq/Target/EmulatedAttention.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -23,24 +24,35 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
 
-static cl::opt<int64_t> numQHeads("q-heads", cl::init(8));
-static cl::opt<int64_t> numKVHeads("kv-heads", cl::init(1));
-static cl::opt<int64_t> headDim("head-dim", cl::init(128));
-static cl::opt<int64_t> blockSize("block-size", cl::init(16));
+// Sorted before LLVM's "Generic Options" (uq/Support/CommandLine.h).
+static cl::OptionCategory category("Benchmark problem options "
+                                   "(uq-kernel-report)");
+
+static cl::opt<int64_t> numQHeads("q-heads", cl::desc("Query heads"),
+                                  cl::init(8), cl::cat(category));
+static cl::opt<int64_t> numKVHeads("kv-heads", cl::desc("KV heads"),
+                                   cl::init(1), cl::cat(category));
+static cl::opt<int64_t> headDim("head-dim", cl::desc("Head dimension"),
+                                cl::init(128), cl::cat(category));
+static cl::opt<int64_t> blockSize("block-size", cl::desc("Cache block size"),
+                                  cl::init(16), cl::cat(category));
 static cl::opt<int32_t> seqLen("seq-len", cl::desc("Tokens of the sequence"),
-                               cl::init(32768));
-static cl::opt<int64_t> partitionSize("partition-size", cl::init(256));
+                               cl::init(32768), cl::cat(category));
+static cl::opt<int64_t> partitionSize("partition-size",
+                                      cl::desc("Split-K partition size"),
+                                      cl::init(256), cl::cat(category));
 static cl::opt<uq::KVCacheKind> format(
     "format", cl::desc("KV-cache format"),
     cl::values(clEnumValN(uq::KVCacheKind::UltraQuant, "uq4",
                           "UltraQuant FP4 + UE8M0 (default)"),
                clEnumValN(uq::KVCacheKind::FP8, "fp8", "FP8 E4M3, scale 1"),
                clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16")),
-    cl::init(uq::KVCacheKind::UltraQuant));
+    cl::init(uq::KVCacheKind::UltraQuant), cl::cat(category));
 
 static cl::OptionCategory ladderCat("Ladder and kernel table");
 static cl::opt<bool> ladder(
@@ -252,8 +264,14 @@ static void printClasses(const uq::emu::Stats &st, double tiles) {
   row("other", st.other);
 }
 
+static int error(const llvm::Twine &msg) {
+  llvm::WithColor::error(llvm::errs(), "uq-kernel-report") << msg << "\n";
+  return 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  uq::hideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
   if (ladder || quick || !tablePath.empty())
     return runLadderOrTable(argc, argv);
@@ -272,6 +290,17 @@ int main(int argc, char **argv) {
                                  samplesOpt.getNumOccurrences()
                                      ? samplesOpt.getValue()
                                      : 4u});
+  // Sizes the harness can hold (finer rules are the IR verifier's, reported
+  // as located diagnostics).
+  auto inRange = [](int64_t v, int64_t hi) { return v >= 1 && v <= hi; };
+  if (!inRange(numQHeads, 4096) || !inRange(numKVHeads, 4096) ||
+      !inRange(headDim, 4096) || !inRange(blockSize, 4096) ||
+      !inRange(partitionSize, 1 << 20))
+    return error("--q-heads, --kv-heads, --head-dim and --block-size must be "
+                 "in [1, 4096], --partition-size in [1, 1048576]");
+  if (seqLen < 1 || int64_t(seqLen) * numKVHeads * headDim > (int64_t(1) << 26))
+    return error("--seq-len must be >= 1 and tokens x KV heads x head dim at "
+                 "most 2^26");
   uq::AttentionProblem pb;
   pb.numQHeads = numQHeads;
   pb.numKVHeads = numKVHeads;
@@ -284,20 +313,14 @@ int main(int argc, char **argv) {
   // written by the reference to keep the run short.
   pb.gpuCacheWrite = false;
   auto report = uq::runEmulatedAttention(pb);
-  if (!report) {
-    llvm::errs() << "uq-kernel-report: " << llvm::toString(report.takeError())
-                 << "\n";
-    return 1;
-  }
+  if (!report)
+    return error(llvm::toString(report.takeError()));
   uq::AttentionProblem wpb = pb;
   wpb.seqLens = {1024};
   wpb.gpuCacheWrite = true;
   auto write = uq::runEmulatedAttention(wpb);
-  if (!write) {
-    llvm::errs() << "uq-kernel-report: " << llvm::toString(write.takeError())
-                 << "\n";
-    return 1;
-  }
+  if (!write)
+    return error(llvm::toString(write.takeError()));
 
   llvm::outs() << llvm::formatv(
       "uq kernel report: gfx950, {6} KV cache, head_dim {0}, {1} query heads "
@@ -305,10 +328,8 @@ int main(int argc, char **argv) {
       pb.headDim, pb.numQHeads, pb.numKVHeads, pb.numQHeads / pb.numKVHeads,
       pb.blockSize, pb.partitionSize, uq::kvCacheKindName(pb.format));
   auto json = llvm::json::parse(report->kernelsJson);
-  if (!json) {
-    llvm::errs() << "uq-kernel-report: bad kernel JSON\n";
-    return 1;
-  }
+  if (!json)
+    return error("bad kernel JSON: " + llvm::toString(json.takeError()));
   llvm::outs() << "resources (from the code object's metadata):\n";
   llvm::outs() << llvm::formatv("  {0,-22} {1,5} {2,5} {3,5} {4,7} {5,7} "
                                 "{6,10} {7,9}\n",

@@ -13,6 +13,7 @@
 
 #include "uq/Runtime/CPURunner.h"
 #include "uq/Runtime/Npy.h"
+#include "uq/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -25,29 +26,36 @@
 using namespace uq::runtime;
 namespace cl = llvm::cl;
 
+// Sorted before LLVM's "Generic Options" (uq/Support/CommandLine.h).
+static cl::OptionCategory category("CPU runner options (uq-run)");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<input .mlir file>"));
+                                      cl::desc("<input .mlir file>"),
+                                      cl::cat(category));
 static cl::opt<std::string> entry("entry", cl::Required,
                                   cl::desc("Function to run"),
-                                  cl::value_desc("name"));
+                                  cl::value_desc("name"), cl::cat(category));
 static cl::list<std::string> inputs("input",
                                     cl::desc("One .npy file per argument, in "
                                              "order"),
-                                    cl::value_desc("file.npy"));
+                                    cl::value_desc("file.npy"),
+                                    cl::cat(category));
 static cl::list<std::string> outputs("output",
                                      cl::desc("One .npy file per result, in "
                                               "order"),
-                                     cl::value_desc("file.npy"));
+                                     cl::value_desc("file.npy"),
+                                     cl::cat(category));
 static cl::opt<unsigned> bench("bench",
                                cl::desc("Also time N further runs and print "
                                         "the mean time per call"),
-                               cl::init(0), cl::value_desc("N"));
+                               cl::init(0), cl::value_desc("N"),
+                               cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("JIT optimisation level"),
-                                  cl::init(2), cl::Prefix);
-static cl::opt<std::string> rotation(
-    "rotation-arithmetic",
-    cl::desc("exact-f64 (default, the reference's) or butterfly-f32"),
-    cl::init("exact-f64"));
+                                  cl::init(2), cl::Prefix, cl::cat(category));
+static cl::opt<std::string>
+    rotation("rotation-arithmetic",
+             cl::desc("exact-f64 (default, the reference's) or butterfly-f32"),
+             cl::init("exact-f64"), cl::cat(category));
 
 static int error(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "uq-run") << msg << "\n";
@@ -61,6 +69,7 @@ static int error(llvm::Error e) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  uq::hideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "uq-run: run a uq function on the CPU\n");
 

@@ -239,7 +239,8 @@ inline Format keyFormat() {
 inline Format valueFormat() { return Format(); }
 
 /// Checks that \p f can encode rows of \p d elements (d > 0; FP4: groupSize
-/// > 0, even, and divides d; rotate: d a power of two; c finite and > 0).
+/// > 0, even, and divides d; rotate: d a power of two; c a finite,
+/// positive, normal f32 value, i.e. in [2^-126, FLT_MAX]).
 Status validateFormat(const Format &f, int64_t d);
 
 /// Bytes of element codes for one row of \p d elements (FP4: d/2, FP8: d,

@@ -1123,6 +1123,16 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
     for (KVFormatAttr f : {op.getKFormat(), op.getVFormat()})
       if (!unsupportedFormat(f).empty())
         return rewriter.notifyMatchFailure(op, unsupportedFormat(f));
+    // No (token, head) row to write, known statically: the cache is the
+    // result as it is. (The slot-row slices below would be zero-sized slices
+    // of a zero-sized tensor, which tensor.extract_slice's verifier rejects.)
+    // A dynamic token count of 0 needs nothing special: every loop below
+    // runs zero times.
+    auto keyType = cast<RankedTensorType>(op.getKey().getType());
+    if (keyType.getDimSize(0) == 0 || keyType.getDimSize(1) == 0) {
+      rewriter.replaceOp(op, op.getCache());
+      return success();
+    }
     Location loc = op.getLoc();
     Lowering l(rewriter, loc, options);
     OpBuilder &b = rewriter;

@@ -300,6 +300,9 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
         // Online softmax.
         Value m = iter[0], l = iter[1], acc = iter[2];
         Value mt = lw.reduceRows(vector::CombiningKind::MAXIMUMF, x, m);
+        // A NaN logit makes p, the row sum and the output NaN whatever the
+        // max is, so the max may skip it (cheaper cross-lane steps).
+        mt.getDefiningOp()->setAttr("uq.max_ignores_nan", lb.getUnitAttr());
         Value alpha = math::Exp2Op::create(
             lb, loc, arith::SubFOp::create(lb, loc, m, mt));
         Value p = math::Exp2Op::create(

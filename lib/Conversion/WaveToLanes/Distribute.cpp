@@ -58,6 +58,11 @@ constexpr llvm::StringLiteral kLayoutAttr = "uq.layout";
 constexpr llvm::StringLiteral kLayoutsAttr = "uq.layouts";
 /// A float add reduction whose order does not matter (softmax sums).
 constexpr llvm::StringLiteral kReassocAttr = "uq.reassociate";
+/// On a maximumf reduction: the result may ignore a NaN element when another
+/// element is not NaN (maxnum across lanes, which folds with DPP on gfx9).
+/// Only for maxima whose NaN reaches the result another way (the softmax:
+/// exp2(NaN - max) is NaN); without it the maximum propagates NaN.
+constexpr llvm::StringLiteral kMaxIgnoresNaNAttr = "uq.max_ignores_nan";
 
 bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
@@ -630,7 +635,8 @@ LogicalResult Distributor::reduction(vector::MultiDimReductionOp op,
           x.getType().getIntOrFloatBitWidth() == 32) {
         Value partner = rowButterflyPartner(x, s);
         // gfx9 folds DPP only into VOP1/VOP2 ops: v_max_f32 (maxnum), not
-        // the VOP3 v_maximum3_f32 of maximumf. The lane's own elements were
+        // the VOP3 v_maximum3_f32 of maximumf. For a maximum marked
+        // uq.max_ignores_nan (the softmax's row max): the lane's own elements were
         // combined with maximumf (a NaN among them stays NaN in this lane's
         // x); across lanes maxnum keeps the larger non-NaN value, so a row
         // holding a NaN gets a finite max only when another lane's is
@@ -638,7 +644,8 @@ LogicalResult Distributor::reduction(vector::MultiDimReductionOp op,
         // row's sum and output are NaN either way (docs/gpu-compiler.md,
         // "NaN in the softmax max").
         x = kind == vector::CombiningKind::MAXIMUMF &&
-                    isa<FloatType>(x.getType())
+                    isa<FloatType>(x.getType()) &&
+                    op->hasAttr(kMaxIgnoresNaNAttr)
                 ? arith::MaxNumFOp::create(b, loc, x, partner).getResult()
                 : combine(kind, x, partner);
       } else {

@@ -19,7 +19,8 @@
 // Per lane: the lane id, 16-byte loads, one scaled MFMA with scalar E8M0
 // scales, the row maximum over the 16 lanes of a row (by DPP within the
 // row: quad_perm xor 1, xor 2, row_half_mirror, row_mirror, combined with
-// maxnum; by xor shuffles with dpp-reductions=false), and stores from the
+// maximumf, which propagates NaN: the reduction has no uq.max_ignores_nan;
+// by xor shuffles with dpp-reductions=false), and stores from the
 // first copy of each replicated element only.
 // LANES: %[[LANE:.*]] = gpu.thread_id x
 // LANES: vector.load %{{.*}} : memref<?xi8>, vector<16xi8>
@@ -29,13 +30,13 @@
 // LANES: amdgpu.scaled_mfma 16x16x128 (%{{.*}}[0] * %{{.*}}) * (%{{.*}}[0] * %{{.*}}) + %{{.*}} : f8E8M0FNU, vector<32xf8E4M3FN>, f8E8M0FNU, vector<32xf4E2M1FN>, vector<4xf32>
 // LANES-NOT: gpu.shuffle
 // LANES: %[[P1:.*]] = amdgpu.dpp %{{.*}} %[[X0:.*]] quad_perm([1 : i32, 0 : i32, 3 : i32, 2 : i32]) {bound_ctrl = true} : f32
-// LANES: %[[X1:.*]] = arith.maxnumf %[[X0]], %[[P1]] : f32
+// LANES: %[[X1:.*]] = arith.maximumf %[[X0]], %[[P1]] : f32
 // LANES: %[[P2:.*]] = amdgpu.dpp %{{.*}} %[[X1]] quad_perm([2 : i32, 3 : i32, 0 : i32, 1 : i32]) {bound_ctrl = true} : f32
-// LANES: %[[X2:.*]] = arith.maxnumf %[[X1]], %[[P2]] : f32
+// LANES: %[[X2:.*]] = arith.maximumf %[[X1]], %[[P2]] : f32
 // LANES: %[[P4:.*]] = amdgpu.dpp %{{.*}} %[[X2]] row_half_mirror {bound_ctrl = true} : f32
-// LANES: %[[X4:.*]] = arith.maxnumf %[[X2]], %[[P4]] : f32
+// LANES: %[[X4:.*]] = arith.maximumf %[[X2]], %[[P4]] : f32
 // LANES: %[[P8:.*]] = amdgpu.dpp %{{.*}} %[[X4]] row_mirror {bound_ctrl = true} : f32
-// LANES: arith.maxnumf %[[X4]], %[[P8]] : f32
+// LANES: arith.maximumf %[[X4]], %[[P8]] : f32
 // SHUF: gpu.shuffle xor %{{.*}}, %c1_i32, %c64_i32 : f32
 // SHUF: gpu.shuffle xor %{{.*}}, %c2_i32, %c64_i32 : f32
 // SHUF: gpu.shuffle xor %{{.*}}, %c4_i32, %c64_i32 : f32

@@ -58,8 +58,48 @@ func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, group = 7>} { return }
 
 // -----
 
-// expected-error @+1 {{c must be a finite positive number, got -0.5}}
+// expected-error @+1 {{c must be a finite, positive, normal f32 value (in [1.1754944e-38, 3.4028235e+38]), got -0.5}}
 func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = -0.5>} { return }
+
+// -----
+
+// c is multiplied in f32: beyond FLT_MAX it is infinite there.
+// expected-error @+1 {{c must be a finite, positive, normal f32 value (in [1.1754944e-38, 3.4028235e+38]), got 1.0e+39}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = 1.0e39>} { return }
+
+// -----
+
+// Subnormal in f32 (1e-45 is its smallest subnormal).
+// expected-error @+1 {{c must be a finite, positive, normal f32 value (in [1.1754944e-38, 3.4028235e+38]), got 1.0e-45}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = 1.0e-45>} { return }
+
+// -----
+
+// Just below the smallest normal f32, 2^-126 = 1.1754943508222875e-38.
+// expected-error @+1 {{got 1.1754943508222874e-38}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = 1.1754943508222874e-38>} { return }
+
+// -----
+
+// expected-error @+1 {{c must be a finite, positive, normal f32 value (in [1.1754944e-38, 3.4028235e+38]), got 0.0}}
+func.func @f() attributes {f = #uq.kv_format<fp4_e2m1, c = 0.0>} { return }
+
+// -----
+
+// MX-style FP8 (E4M3 codes, UE8M0 group scales) has no lowering.
+// expected-error @+1 {{fp8_e4m3 with ue8m0 scales (MX-FP8) is not supported: no lowering or reference implements it; use fp8_e4m3 without scales or fp4_e2m1}}
+func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, scale = ue8m0>} { return }
+
+// -----
+
+// Without scales there is no scale rule: a c would not even be printed.
+// expected-error @+1 {{c needs scales (scale = ue8m0); fp8_e4m3 without scales has no scale rule}}
+func.func @f() attributes {f = #uq.kv_format<fp8_e4m3, c = 0.5>} { return }
+
+// -----
+
+// expected-error @+1 {{c needs scales (scale = ue8m0); bf16 without scales has no scale rule}}
+func.func @f() attributes {f = #uq.kv_format<bf16, c = 0.5>} { return }
 
 // -----
 

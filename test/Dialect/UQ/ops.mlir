@@ -122,6 +122,14 @@ func.func @fp8_scaled(%x: tensor<?x64xf32>) -> (tensor<?x64xi8>, tensor<?x2xi8>)
   %c, %s = uq.quantize %x {format = #uq.kv_format<fp8_e4m3, scale = ue8m0>}
       : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x2xi8>
   return %c, %s : tensor<?x64xi8>, tensor<?x2xi8>
+// FP8 (no scales: MX-style FP8 with UE8M0 group scales is rejected, see
+// invalid.mlir) on rows of dynamic count.
+// CHECK-LABEL: func @fp8_dynamic
+func.func @fp8_dynamic(%x: tensor<?x64xf32>) -> tensor<?x64xi8> {
+  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp8_e4m3>} : tensor<?x64xf32> -> tensor<?x64xi8>
+  %c = uq.quantize %x {format = #uq.kv_format<fp8_e4m3>}
+      : tensor<?x64xf32> -> tensor<?x64xi8>
+  return %c : tensor<?x64xi8>
 }
 
 // -----

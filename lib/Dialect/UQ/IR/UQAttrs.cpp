@@ -10,6 +10,7 @@
 #include "llvm/Support/MathExtras.h"
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace uq;
@@ -41,18 +42,10 @@ unsigned defaultGroup(ScaleEncoding s) {
   return s == ScaleEncoding::none ? 0 : 32;
 }
 /// The scale rule is `2^round(log2(c * absmax))`: 0.156 is UltraQuant's
-/// constant (the paper's MSE-optimal value for the FP4 grid); for FP8 with
-/// scales the MX convention maps absmax to the largest value, 448.
+/// constant (the paper's MSE-optimal value for the FP4 grid). Formats
+/// without scales (FP8, BF16) have no scale rule and c = 0.
 double defaultC(ElementCode e) {
-  switch (e) {
-  case ElementCode::fp4_e2m1:
-    return 0.156;
-  case ElementCode::fp8_e4m3:
-    return 1.0 / 448.0;
-  case ElementCode::bf16:
-    return 0.0;
-  }
-  llvm_unreachable("unknown element code");
+  return e == ElementCode::fp4_e2m1 ? 0.156 : 0.0;
 }
 /// With E4M3 scales the group maximum maps onto the largest FP4 level, 6.
 double defaultCFor(ElementCode e, ScaleEncoding s) {
@@ -63,17 +56,27 @@ Rounding defaultRounding(ElementCode e) {
                                     : Rounding::nearest_even;
 }
 
-/// Shortest decimal text that reads back as the same double.
-std::string formatDouble(double v) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), v);
-  std::string out(buf, res.ptr);
-  // Keep it parseable as a float literal.
-  if (out.find_first_of(".eEn") == std::string::npos)
-    out += ".0";
-  return out;
-}
 } // namespace
+
+bool KVFormatAttr::isValidScaleConstant(double c) {
+  return c >= static_cast<double>(std::numeric_limits<float>::min()) &&
+         c <= static_cast<double>(std::numeric_limits<float>::max());
+}
+
+std::string KVFormatAttr::formatScaleConstant(double c) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), c);
+  std::string out(buf, res.ptr);
+  // MLIR's float literal is `[0-9]+ '.' [0-9]* ([eE] [-+]? [0-9]+)?`: the
+  // mantissa needs its dot ("1e-05" lexes as the integer 1 and "e-05").
+  // Non-finite values (rejected by the verifier) are left as they are.
+  if (!std::isfinite(c) || out.find('.') != std::string::npos)
+    return out;
+  size_t e = out.find_first_of("eE");
+  if (e == std::string::npos)
+    return out + ".0";
+  return out.insert(e, ".0");
+}
 
 KVFormatAttr KVFormatAttr::getDefault(MLIRContext *ctx, ElementCode element,
                                       Rotation rotation) {
@@ -204,7 +207,7 @@ void KVFormatAttr::print(AsmPrinter &printer) const {
   if (getGroupSize() != defaultGroup(getScale()))
     printer << ", group = " << getGroupSize();
   if (hasScales() && getCValue() != defaultCFor(e, getScale()))
-    printer << ", c = " << formatDouble(getCValue());
+    printer << ", c = " << formatScaleConstant(getCValue());
   if (getRotation() != Rotation::none)
     printer << ", rotation = " << stringifyRotation(getRotation());
   if (getRounding() != defaultRounding(e))
@@ -225,15 +228,29 @@ LogicalResult KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "fp4_e2m1 needs per-group scales (scale = ue8m0)";
     if (groupSize != 0)
       return emitError() << "a group size needs scales (scale = ue8m0)";
+    // Without scales c means nothing and is not printed: a value other than
+    // the default would not survive a print/parse round trip.
+    if (c != defaultC(element))
+      return emitError() << "c needs scales (scale = ue8m0); "
+                         << stringifyElementCode(element)
+                         << " without scales has no scale rule";
   } else {
     if (element == ElementCode::bf16)
       return emitError() << "bf16 elements take no scale";
+    // MX-FP8 (E4M3 codes with UE8M0 group scales) is expressible but no
+    // lowering (CPU or gfx950) and no reference implements it.
+    if (element == ElementCode::fp8_e4m3)
+      return emitError() << "fp8_e4m3 with ue8m0 scales (MX-FP8) is not "
+                            "supported: no lowering or reference implements "
+                            "it; use fp8_e4m3 without scales or fp4_e2m1";
     if (groupSize == 0 || groupSize % 2 != 0)
       return emitError() << "group size must be a positive even number, got "
                          << groupSize;
-    if (!std::isfinite(c) || c <= 0.0)
-      return emitError() << "c must be a finite positive number, got "
-                         << formatDouble(c);
+    if (!isValidScaleConstant(c))
+      return emitError()
+             << "c must be a finite, positive, normal f32 value (in "
+                "[1.1754944e-38, 3.4028235e+38]), got "
+             << formatScaleConstant(c);
   }
   if (scale == ScaleEncoding::e4m3 && element != ElementCode::fp4_e2m1)
     return emitError() << "scale = e4m3 is defined for fp4_e2m1 elements only";

@@ -9,6 +9,7 @@
 #include "uq/Dialect/UQ/Transforms/Passes.h"
 
 #include "uq/Dialect/UQ/IR/UQ.h"
+#include "uq/Support/Input.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -102,8 +103,9 @@ FailureOr<FormatPair> parseOneSpec(MLIRContext *ctx, llvm::StringRef spec,
     auto [key, value] = part.trim().split('=');
     if (key == "c" || key == "ck" || key == "cv") {
       std::optional<double> c = parseNumber(value);
-      if (!c || !std::isfinite(*c) || *c <= 0) {
-        why = "bad value of '" + key.str() + "' in format '" + spec.str() + "'";
+      if (!c || !KVFormatAttr::isValidScaleConstant(*c)) {
+        why = "bad value of '" + key.str() + "' in format '" + spec.str() +
+              "' (c must be a finite, positive, normal f32 value)";
         return failure();
       }
       if (key != "cv")
@@ -182,6 +184,75 @@ std::string specFor(const llvm::json::Object &policy, int64_t layer,
   return spec;
 }
 
+} // namespace
+
+LogicalResult uq::applyPrecisionPolicy(ModuleOp module,
+                                       llvm::StringRef policyText,
+                                       llvm::StringRef policyName,
+                                       int64_t layer) {
+  MLIRContext *ctx = module.getContext();
+  bool ok = true;
+  auto fail = [&](Location loc, const llvm::Twine &msg) {
+    emitError(loc) << "uq-apply-precision-policy: " << msg;
+    ok = false;
+  };
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(policyText);
+  if (!json) {
+    fail(module.getLoc(), "policy '" + policyName + "' is not JSON: " +
+                              llvm::toString(json.takeError()));
+    return failure();
+  }
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root || root->getString("schema") != "uq.precision-policy/1") {
+    fail(module.getLoc(), "policy '" + policyName +
+                              "' is not a uq.precision-policy/1 document");
+    return failure();
+  }
+
+  module.walk([&](Operation *op) {
+    int64_t numKVHeads;
+    if (auto write = dyn_cast<CacheWriteOp>(op))
+      numKVHeads = write.getCacheType().getDimSize(2);
+    else if (auto attn = dyn_cast<DecodeAttentionOp>(op))
+      numKVHeads = attn.getNumKVHeads();
+    else if (auto part = dyn_cast<DecodeAttentionPartialOp>(op))
+      numKVHeads = part.getNumKVHeads();
+    else if (auto paged = dyn_cast<PagedAttentionOp>(op))
+      numKVHeads = paged.getNumKVHeads();
+    else
+      return WalkResult::advance();
+    std::string spec = specFor(*root, layer, 0);
+    for (int64_t h = 1; h < numKVHeads; ++h)
+      if (specFor(*root, layer, h) != spec) {
+        fail(op->getLoc(), "the policy gives layer " + llvm::Twine(layer) +
+                               "'s KV heads different formats ('" + spec +
+                               "', '" + specFor(*root, layer, h) +
+                               "'); a uq cache has one format per layer");
+        return WalkResult::interrupt();
+      }
+    std::string why;
+    FailureOr<FormatPair> formats = parseSpec(ctx, spec, why);
+    if (failed(formats)) {
+      fail(op->getLoc(), why);
+      return WalkResult::interrupt();
+    }
+    op->setAttr("k_format", formats->key);
+    op->setAttr("v_format", formats->value);
+    // The study measured FP8/BF16 caches with an unrounded query.
+    if (isa<DecodeAttentionOp, DecodeAttentionPartialOp, PagedAttentionOp>(op))
+      op->setAttr("query_precision",
+                  QueryPrecisionAttr::get(
+                      ctx, !formats->quantized4Bit ? QueryPrecision::f32
+                           : formats->scaledQuery
+                               ? QueryPrecision::fp8_e4m3_scaled
+                               : QueryPrecision::fp8_e4m3));
+    return WalkResult::advance();
+  });
+  return success(ok);
+}
+
+namespace {
+
 struct ApplyPrecisionPolicyPass
     : public uq::impl::UQApplyPrecisionPolicyPassBase<
           ApplyPrecisionPolicyPass> {
@@ -189,67 +260,16 @@ struct ApplyPrecisionPolicyPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
-    auto fail = [&](Location loc, const llvm::Twine &msg) {
-      emitError(loc) << "uq-apply-precision-policy: " << msg;
+    auto buffer = readInputFile(policy, InputLimits::kMaxPolicyBytes,
+                                "a precision policy");
+    if (!buffer) {
+      emitError(module.getLoc()) << "uq-apply-precision-policy: "
+                                 << llvm::toString(buffer.takeError());
+      return signalPassFailure();
+    }
+    if (failed(applyPrecisionPolicy(module, (*buffer)->getBuffer(), policy,
+                                    layer)))
       signalPassFailure();
-    };
-    auto buffer = llvm::MemoryBuffer::getFile(policy);
-    if (!buffer)
-      return fail(module.getLoc(), "cannot read policy '" + policy +
-                                       "': " + buffer.getError().message());
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse((*buffer)->getBuffer());
-    if (!json)
-      return fail(module.getLoc(), "policy '" + policy + "' is not JSON: " +
-                                       llvm::toString(json.takeError()));
-    const llvm::json::Object *root = json->getAsObject();
-    if (!root || root->getString("schema") != "uq.precision-policy/1")
-      return fail(module.getLoc(),
-                  "policy '" + policy +
-                      "' is not a uq.precision-policy/1 document");
-
-    module.walk([&](Operation *op) {
-      int64_t numKVHeads;
-      if (auto write = dyn_cast<CacheWriteOp>(op))
-        numKVHeads = write.getCacheType().getDimSize(2);
-      else if (auto attn = dyn_cast<DecodeAttentionOp>(op))
-        numKVHeads = attn.getNumKVHeads();
-      else if (auto part = dyn_cast<DecodeAttentionPartialOp>(op))
-        numKVHeads = part.getNumKVHeads();
-      else if (auto paged = dyn_cast<PagedAttentionOp>(op))
-        numKVHeads = paged.getNumKVHeads();
-      else
-        return WalkResult::advance();
-      std::string spec = specFor(*root, layer, 0);
-      for (int64_t h = 1; h < numKVHeads; ++h)
-        if (specFor(*root, layer, h) != spec) {
-          fail(op->getLoc(), "the policy gives layer " +
-                                 llvm::Twine(layer.getValue()) +
-                                 "'s KV heads different formats ('" + spec +
-                                 "', '" + specFor(*root, layer, h) +
-                                 "'); a uq cache has one format per layer");
-          return WalkResult::interrupt();
-        }
-      std::string why;
-      FailureOr<FormatPair> formats = parseSpec(ctx, spec, why);
-      if (failed(formats)) {
-        fail(op->getLoc(), why);
-        return WalkResult::interrupt();
-      }
-      op->setAttr("k_format", formats->key);
-      op->setAttr("v_format", formats->value);
-      // The study measured FP8/BF16 caches with an unrounded query.
-      if (isa<DecodeAttentionOp, DecodeAttentionPartialOp, PagedAttentionOp>(
-              op))
-        op->setAttr("query_precision",
-                    QueryPrecisionAttr::get(
-                        ctx, !formats->quantized4Bit ? QueryPrecision::f32
-                             : formats->scaledQuery
-                                 ? QueryPrecision::fp8_e4m3_scaled
-                                 : QueryPrecision::fp8_e4m3));
-      return WalkResult::advance();
-    });
   }
 };
 

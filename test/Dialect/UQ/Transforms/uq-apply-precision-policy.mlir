@@ -49,7 +49,7 @@
 // SPLIT3: error: uq-apply-precision-policy: format 'uq|fp8|bf16': 'KSPEC|VSPEC' takes exactly two specs
 // KMEAN: error: uq-apply-precision-policy: option 'kmean' of format 'uq:kmean' is not a #uq.kv_format field: channel means are the k_mean / v_mean operands
 // QS32: uq.decode_attention {{.*}}query_precision = #uq<query_precision fp8_e4m3_scaled>
-// MISSING: error: uq-apply-precision-policy: cannot read policy '{{.*}}missing.json'
+// MISSING: error: uq-apply-precision-policy: cannot read '{{.*}}missing.json'
 // SCHEMA: error: uq-apply-precision-policy: policy '{{.*}}not-a-policy.json' is not a uq.precision-policy/1 document
 func.func @layer(%k: tensor<3x2x128xbf16>, %v: tensor<3x2x128xbf16>, %s: tensor<3xi64>,
                  %cache: tensor<8x16x2x512xi8>, %q: tensor<1x4x128xbf16>,

@@ -41,6 +41,11 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
     #uq.kv_format<fp8_e4m3>
     #uq.kv_format<bf16>
     ```
+
+    `c` must be a finite, positive, normal f32 value (the scale rule
+    multiplies `float(c)` by the group maximum in f32) and is given only
+    with scales. FP8 and BF16 take no scales: MX-style FP8 with UE8M0 group
+    scales has no lowering and is rejected.
   }];
   let parameters = (ins
     "::uq::ElementCode":$element,
@@ -67,6 +72,14 @@ def UQ_KVFormatAttr : UQ_Attr<"KVFormat", "kv_format"> {
     bool isRotated() const { return getRotation() != ::uq::Rotation::none; }
     /// The constant c of the scale rule as a double.
     double getCValue() const { return getC().convertToDouble(); }
+    /// Whether `c` can be a scale constant: the scale rule computes
+    /// `float(c) * absmax` in f32, so c must be a finite, positive, normal
+    /// f32 value, i.e. lie in [2^-126, FLT_MAX] (NaN does not).
+    static bool isValidScaleConstant(double c);
+    /// `c` as the printer writes it: the shortest decimal that reads back as
+    /// the same double, always with a `.` in the mantissa (`1.0e-05`, never
+    /// `1e-05`, which MLIR's float-literal lexer does not take).
+    static std::string formatScaleConstant(double c);
   }];
 }
 

@@ -1,0 +1,307 @@
+//===- Input.cpp - Bounded, checked reading of uq's inputs ----------------===//
+//
+// Part of the uq project.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Support/Input.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Process.h"
+
+using namespace mlir;
+
+namespace {
+llvm::Error fail(const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+}
+
+/// "1.5 GiB"-style sizes for messages (exact byte counts follow them).
+std::string bytesText(uint64_t n) {
+  if (n >= (uint64_t(1) << 30) && n % (uint64_t(1) << 30) == 0)
+    return std::to_string(n >> 30) + " GiB";
+  if (n >= (uint64_t(1) << 20) && n % (uint64_t(1) << 20) == 0)
+    return std::to_string(n >> 20) + " MiB";
+  return std::to_string(n) + " bytes";
+}
+
+const char *typeName(llvm::sys::fs::file_type t) {
+  using llvm::sys::fs::file_type;
+  switch (t) {
+  case file_type::directory_file:
+    return "a directory";
+  case file_type::block_file:
+    return "a block device";
+  case file_type::character_file:
+    return "a character device";
+  case file_type::fifo_file:
+    return "a FIFO";
+  case file_type::socket_file:
+    return "a socket";
+  default:
+    return "not a regular file";
+  }
+}
+
+llvm::Error notRegular(llvm::StringRef path, llvm::sys::fs::file_type t,
+                       llvm::StringRef what) {
+  return fail("cannot read '" + path + "': it is " + typeName(t) +
+              ", not a regular file (uq reads " + what +
+              " from regular files only; docs/robustness.md)");
+}
+
+llvm::Error tooLarge(llvm::StringRef path, uint64_t size, uint64_t limit,
+                     llvm::StringRef what) {
+  std::string amount = std::to_string(size) + " bytes is";
+  return fail("cannot read '" + path + "': " + amount + " over the " +
+              bytesText(limit) + " limit for " + what +
+              " (docs/robustness.md)");
+}
+
+/// Standard input, read in chunks up to `maxBytes`.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readStdin(uint64_t maxBytes, llvm::StringRef what) {
+  llvm::sys::fs::file_status st;
+  if (!llvm::sys::fs::status(0, st) &&
+      st.type() != llvm::sys::fs::file_type::regular_file &&
+      st.type() != llvm::sys::fs::file_type::fifo_file &&
+      st.type() != llvm::sys::fs::file_type::socket_file &&
+      !llvm::sys::Process::StandardInIsUserInput())
+    return notRegular("<stdin>", st.type(), what);
+  llvm::SmallString<0> data;
+  char chunk[1 << 16];
+  while (true) {
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFile(
+        llvm::sys::fs::getStdinHandle(), llvm::MutableArrayRef(chunk));
+    if (!n)
+      return fail("cannot read " + what +
+                  " from standard input: " + llvm::toString(n.takeError()));
+    if (*n == 0)
+      break;
+    if (data.size() + *n > maxBytes)
+      return tooLarge("<stdin>", data.size() + *n, maxBytes, what);
+    data.append(chunk, chunk + *n);
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(data, "<stdin>");
+}
+} // namespace
+
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+uq::readInputFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what,
+                  bool allowStdin, bool nullTerminated) {
+  if (allowStdin && path == "-")
+    return readStdin(maxBytes, what);
+  // Look before opening: opening a FIFO blocks until a writer appears.
+  llvm::sys::fs::file_status st;
+  if (std::error_code ec = llvm::sys::fs::status(path, st))
+    return fail("cannot read '" + path + "': " + ec.message());
+  if (st.type() != llvm::sys::fs::file_type::regular_file)
+    return notRegular(path, st.type(), what);
+  llvm::Expected<llvm::sys::fs::file_t> fd =
+      llvm::sys::fs::openNativeFileForRead(path);
+  if (!fd)
+    return fail("cannot read '" + path +
+                "': " + llvm::toString(fd.takeError()));
+  // Decide on what was opened, not on what the path named a moment ago.
+  auto close = llvm::make_scope_exit([&] { llvm::sys::fs::closeFile(*fd); });
+  if (std::error_code ec = llvm::sys::fs::status(*fd, st))
+    return fail("cannot read '" + path + "': " + ec.message());
+  if (st.type() != llvm::sys::fs::file_type::regular_file)
+    return notRegular(path, st.type(), what);
+  if (st.getSize() > maxBytes)
+    return tooLarge(path, st.getSize(), maxBytes, what);
+  auto buffer =
+      llvm::MemoryBuffer::getOpenFile(*fd, path, st.getSize(), nullTerminated);
+  if (!buffer)
+    return fail("cannot read '" + path + "': " + buffer.getError().message());
+  return std::move(*buffer);
+}
+
+namespace {
+std::string nestingMessage(unsigned limit) {
+  return "the input nests deeper than " + std::to_string(limit) +
+         " levels (brackets or regions), uq's limit (docs/robustness.md)";
+}
+
+bool isIdentifierChar(char c) {
+  return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$';
+}
+} // namespace
+
+std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
+  // MLIR bytecode starts with "ML\xefR"; its reader does not recurse on
+  // nesting, and checkOpNesting bounds what it produced.
+  if (s.starts_with("ML\xef\x52"))
+    return std::nullopt;
+  const unsigned maxDepth = InputLimits::kMaxNesting;
+  const unsigned maxTerms = InputLimits::kMaxAffineTerms;
+  unsigned depth = 0, line = 1;
+  size_t lineStart = 0, n = s.size();
+  // Affine context: entered by a bracket right after `affine_map` /
+  // `affine_set`, or by any bracket on the line of an `affine.` op; left
+  // when the depth falls back below `affineDepth`.
+  unsigned affineDepth = 0; // 0: not in an affine context
+  unsigned terms = 0;
+  bool affineKeyword = false, affineLine = false;
+  auto violation = [&](size_t at, std::string msg) {
+    return TextViolation{at, line, static_cast<unsigned>(at - lineStart + 1),
+                         std::move(msg)};
+  };
+  auto countTerm = [&](size_t at) -> std::optional<TextViolation> {
+    if (affineDepth && ++terms > maxTerms)
+      return violation(at, "an affine expression has more than " +
+                               std::to_string(maxTerms) +
+                               " operators, uq's limit (docs/robustness.md)");
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    char c = s[i];
+    if (isIdentifierChar(c) && !llvm::isDigit(c)) {
+      size_t start = i;
+      while (i + 1 < n && isIdentifierChar(s[i + 1]))
+        ++i;
+      llvm::StringRef word = s.slice(start, i + 1);
+      affineKeyword = word == "affine_map" || word == "affine_set";
+      if (word.starts_with("affine."))
+        affineLine = true;
+      if (word == "floordiv" || word == "ceildiv" || word == "mod")
+        if (auto v = countTerm(start))
+          return v;
+      continue;
+    }
+    if (llvm::isDigit(c)) {
+      // A number, exponent sign included (`1.0e-5` is one term).
+      while (i + 1 < n && (isIdentifierChar(s[i + 1]) ||
+                           ((s[i + 1] == '-' || s[i + 1] == '+') &&
+                            (s[i] == 'e' || s[i] == 'E'))))
+        ++i;
+      affineKeyword = false;
+      continue;
+    }
+    bool wasKeyword = affineKeyword;
+    if (c != ' ' && c != '\t')
+      affineKeyword = false;
+    switch (c) {
+    case '\n':
+      ++line;
+      lineStart = i + 1;
+      affineLine = false;
+      break;
+    case '"':
+      // A string literal ends at the next unescaped quote; MLIR's lexer
+      // rejects a newline inside one, so a newline ends it here too.
+      for (++i; i < n && s[i] != '"' && s[i] != '\n'; ++i)
+        if (s[i] == '\\' && i + 1 < n && s[i + 1] != '\n')
+          ++i;
+      if (i < n && s[i] == '\n') {
+        ++line;
+        lineStart = i + 1;
+        affineLine = false;
+      }
+      break;
+    case '/':
+      if (i + 1 < n && s[i + 1] == '/')
+        while (i + 1 < n && s[i + 1] != '\n')
+          ++i;
+      break;
+    case '{':
+    case '[':
+    case '(':
+    case '<':
+      if (++depth > maxDepth)
+        return violation(i, nestingMessage(maxDepth));
+      if (!affineDepth && (wasKeyword || affineLine)) {
+        affineDepth = depth;
+        terms = 0;
+      }
+      break;
+    case '-':
+      if (i + 1 < n && s[i + 1] == '>')
+        break; // `->`
+      [[fallthrough]];
+    case '+':
+    case '*':
+      if (auto v = countTerm(i))
+        return v;
+      break;
+    case '>':
+      // `->` (function types, affine maps) and `>=` (integer sets) close
+      // nothing.
+      if ((i > 0 && s[i - 1] == '-') || (i + 1 < n && s[i + 1] == '='))
+        break;
+      [[fallthrough]];
+    case '}':
+    case ']':
+    case ')':
+      if (depth > 0) {
+        if (depth == affineDepth)
+          affineDepth = 0;
+        --depth;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  return std::nullopt;
+}
+
+LogicalResult uq::checkSourceText(llvm::StringRef source,
+                                  llvm::StringRef bufferName,
+                                  MLIRContext *ctx) {
+  if (source.size() > InputLimits::kMaxSourceBytes)
+    return emitError(FileLineColLoc::get(ctx, bufferName, 1, 1))
+           << "the input is " << source.size() << " bytes, more than the "
+           << bytesText(InputLimits::kMaxSourceBytes)
+           << " limit for IR (docs/robustness.md)";
+  if (std::optional<TextViolation> v = checkIRText(source))
+    return emitError(FileLineColLoc::get(ctx, bufferName, v->line, v->column))
+           << v->message;
+  return success();
+}
+
+LogicalResult uq::checkOpNesting(Operation *root, unsigned limit) {
+  struct Item {
+    Operation *op;
+    unsigned depth;
+  };
+  llvm::SmallVector<Item> work{{root, 0}};
+  while (!work.empty()) {
+    Item item = work.pop_back_val();
+    if (item.depth > limit)
+      // Not op->emitError: that would print the op, recursing into the very
+      // nesting being refused.
+      return emitError(item.op->getLoc()) << nestingMessage(limit);
+    for (Region &region : item.op->getRegions())
+      for (Block &block : region)
+        for (Operation &child : block)
+          work.push_back({&child, item.depth + 1});
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> uq::parseSourceChecked(llvm::StringRef source,
+                                             llvm::StringRef bufferName,
+                                             MLIRContext *ctx) {
+  if (failed(checkSourceText(source, bufferName, ctx)))
+    return {};
+  // Verify only once the nesting is known to be bounded.
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      source, ParserConfig(ctx, /*verifyAfterParse=*/false), bufferName);
+  if (!module || failed(checkOpNesting(module->getOperation())) ||
+      failed(verify(module->getOperation())))
+    return {};
+  return module;
+}
