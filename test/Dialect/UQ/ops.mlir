@@ -115,13 +115,6 @@ func.func @channel_means(%k: tensor<3x2x128xbf16>, %s: tensor<3xi64>,
 
 // -----
 
-// FP8 with MX-style UE8M0 group scales is expressible.
-// CHECK-LABEL: func @fp8_scaled
-func.func @fp8_scaled(%x: tensor<?x64xf32>) -> (tensor<?x64xi8>, tensor<?x2xi8>) {
-  // CHECK: uq.quantize %{{.*}} {format = #uq.kv_format<fp8_e4m3, scale = ue8m0>} : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x2xi8>
-  %c, %s = uq.quantize %x {format = #uq.kv_format<fp8_e4m3, scale = ue8m0>}
-      : tensor<?x64xf32> -> tensor<?x64xi8>, tensor<?x2xi8>
-  return %c, %s : tensor<?x64xi8>, tensor<?x2xi8>
 // FP8 (no scales: MX-style FP8 with UE8M0 group scales is rejected, see
 // invalid.mlir) on rows of dynamic count.
 // CHECK-LABEL: func @fp8_dynamic

@@ -239,7 +239,7 @@ LogicalResult KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "bf16 elements take no scale";
     // MX-FP8 (E4M3 codes with UE8M0 group scales) is expressible but no
     // lowering (CPU or gfx950) and no reference implements it.
-    if (element == ElementCode::fp8_e4m3)
+    if (element == ElementCode::fp8_e4m3 && scale == ScaleEncoding::ue8m0)
       return emitError() << "fp8_e4m3 with ue8m0 scales (MX-FP8) is not "
                             "supported: no lowering or reference implements "
                             "it; use fp8_e4m3 without scales or fp4_e2m1";
