@@ -751,13 +751,8 @@ struct AssignLaneLayoutsPass
     : public uq::impl::AssignLaneLayoutsPassBase<AssignLaneLayoutsPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (chip != "gfx950") {
-      getOperation()->emitError()
-          << "uq-assign-lane-layouts: chip '" << chip
-          << "' is not supported (the lane layouts are gfx950's: its scaled "
-             "MFMA v_mfma_scale_f32_16x16x128_f8f6f4)";
+    if (failed(uq::lanes::checkChip(getOperation(), "uq-assign-lane-layouts", chip)))
       return signalPassFailure();
-    }
     WalkResult r = getOperation()->walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel())
         return WalkResult::advance();

@@ -1261,13 +1261,8 @@ struct DistributeToLanesPass
     : public uq::impl::DistributeToLanesPassBase<DistributeToLanesPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (chip != "gfx950") {
-      getOperation()->emitError()
-          << "uq-distribute-to-lanes: chip '" << chip
-          << "' is not supported (the lane layouts are gfx950's: its scaled "
-             "MFMA v_mfma_scale_f32_16x16x128_f8f6f4)";
+    if (failed(uq::lanes::checkChip(getOperation(), "uq-distribute-to-lanes", chip)))
       return signalPassFailure();
-    }
     SmallVector<gpu::GPUFuncOp> funcs;
     getOperation()->walk([&](gpu::GPUFuncOp f) {
       if (f.isKernel())

@@ -202,3 +202,13 @@ std::optional<Layout> uq::lanes::bitcastLayout(const Layout &l, int64_t num,
   d.elems = d.elems * num / den;
   return out;
 }
+
+LogicalResult uq::lanes::checkChip(Operation *op, llvm::StringRef pass,
+                                   llvm::StringRef chip) {
+  if (chip == "gfx950")
+    return success();
+  return op->emitError()
+         << pass << ": chip '" << chip
+         << "' is not supported (the lane layouts are gfx950's: its scaled "
+            "MFMA v_mfma_scale_f32_16x16x128_f8f6f4)";
+}

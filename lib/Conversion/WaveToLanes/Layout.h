@@ -121,6 +121,11 @@ std::optional<Layout> groupScalesFor(const Layout &codes, int64_t group = 32);
 std::optional<Layout> bitcastLayout(const Layout &l, int64_t num,
                                     int64_t den);
 
+/// Both passes of the distribution stage serve only gfx950 (its scaled MFMA
+/// defines the layouts): a located error on \p op naming \p pass otherwise.
+mlir::LogicalResult checkChip(mlir::Operation *op, llvm::StringRef pass,
+                              llvm::StringRef chip);
+
 } // namespace uq::lanes
 
 #endif // UQ_LIB_CONVERSION_WAVETOLANES_LAYOUT_H
