@@ -50,6 +50,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/TargetParser/Triple.h"
 
 #include <mutex>
@@ -583,28 +584,68 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   // matters: every NaN policy (docs/gpu-compiler.md) is about quiet results.
   // Source: "amdgpu-ieee" in LLVM's AMDGPUUsage.rst (function attributes)
   // and the IEEE_MODE bit of COMPUTE_PGM_RSRC1 in the CDNA4 ISA guide.
+  // Occupancy (options.wavesPerSimd): "amdgpu-waves-per-eu" = "N" asks the
+  // register allocator for at most 512 / N VGPRs (AMDGPUUsage.rst, function
+  // attributes); e.g. the D = 128 decode kernel needs 134 VGPRs without it
+  // (3 waves per SIMD) and fits 128 with it, without scratch.
+  auto isKernel = [](const llvm::Function &fn) {
+    return fn.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL;
+  };
   for (llvm::Function &fn : *llvmModule)
-    if (fn.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL)
+    if (isKernel(fn)) {
       fn.addFnAttr("amdgpu-ieee", "false");
+      if (options.wavesPerSimd > 0)
+        fn.addFnAttr("amdgpu-waves-per-eu",
+                     std::to_string(options.wavesPerSimd));
+    }
   optimize(*llvmModule, **tm);
   if (options.emit == EmitStage::LLVMIR) {
     llvm::raw_string_ostream os(result.output);
     llvmModule->print(os, nullptr);
     return result;
   }
-  if (options.emit == EmitStage::ISA) {
-    auto isa = emitCode(*llvmModule, **tm, llvm::CodeGenFileType::AssemblyFile);
-    if (!isa)
-      return isa.takeError();
-    result.output = std::move(*isa);
-    return result;
-  }
-  auto object = emitCode(*llvmModule, **tm, llvm::CodeGenFileType::ObjectFile);
+  // Code generation changes the module: each run works on a copy.
+  auto codegen = [&](llvm::CodeGenFileType type) {
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*llvmModule);
+    return emitCode(*copy, **tm, type);
+  };
+  auto object = codegen(llvm::CodeGenFileType::ObjectFile);
   if (!object)
     return object.takeError();
   auto hsaco = linkCodeObject(*object);
   if (!hsaco)
     return hsaco.takeError();
+  if (options.wavesPerSimd > 0) {
+    // Kernels that spilled to reach the occupancy lose the hint: uq kernels
+    // never use scratch, and fewer waves beat spills.
+    auto metadata = readMetadata(*hsaco);
+    if (!metadata)
+      return metadata.takeError();
+    bool again = false;
+    for (auto &[name, md] : *metadata)
+      if (md.fields["private_segment_fixed_size"].getAsInteger().value_or(0) !=
+          0)
+        if (llvm::Function *fn = llvmModule->getFunction(name);
+            fn && fn->hasFnAttribute("amdgpu-waves-per-eu")) {
+          fn->removeFnAttr("amdgpu-waves-per-eu");
+          again = true;
+        }
+    if (again) {
+      object = codegen(llvm::CodeGenFileType::ObjectFile);
+      if (!object)
+        return object.takeError();
+      hsaco = linkCodeObject(*object);
+      if (!hsaco)
+        return hsaco.takeError();
+    }
+  }
+  if (options.emit == EmitStage::ISA) {
+    auto isa = codegen(llvm::CodeGenFileType::AssemblyFile);
+    if (!isa)
+      return isa.takeError();
+    result.output = std::move(*isa);
+    return result;
+  }
   auto json = describeKernels(module, *hsaco, options.chip);
   if (!json)
     return json.takeError();

@@ -12,6 +12,8 @@
 // ISA-NOT: scratch_
 // ISA-DAG: v_mfma_scale_f32_16x16x128_f8f6f4 v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], v[{{[0-9]+}}:{{[0-9]+}}], {{.*}} blgp:4
 // ISA-DAG: v_exp_f32
+// The V tile reaches the bf16 MFMA through transposing LDS reads.
+// ISA-DAG: ds_read_b64_tr_b16
 // ISA: s_endpgm
 // ISA-LABEL: .amdhsa_kernel decode_0_partial
 // ISA: .amdhsa_private_segment_fixed_size 0

@@ -46,6 +46,12 @@ static cl::opt<int64_t>
                   cl::desc("Tokens per split-K partition of decode attention "
                            "(a multiple of 32)"),
                   cl::init(256), cl::cat(category));
+static cl::opt<int64_t> wavesPerSimd(
+    "waves-per-simd",
+    cl::desc("Occupancy the register allocator aims at (waves per SIMD, "
+             "1-8; a kernel that would spill is compiled without it; 0: no "
+             "hint)"),
+    cl::init(4), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
@@ -78,6 +84,10 @@ int main(int argc, char **argv) {
   options.emit = *stage;
   options.from = *fromStage;
   options.partitionSize = partitionSize;
+  if (wavesPerSimd < 0 || wavesPerSimd > 8)
+    return error("--waves-per-simd must be 0 (no hint) or 1 to 8, got " +
+                 llvm::Twine(wavesPerSimd.getValue()));
+  options.wavesPerSimd = wavesPerSimd;
   auto result = uq::compileSource((*input)->getBuffer(),
                                   inputFile == "-" ? std::string("<stdin>")
                                                    : std::string(inputFile),

@@ -233,6 +233,11 @@ def DistributeToLanesPass : Pass<"uq-distribute-to-lanes", "::mlir::ModuleOp"> {
            "Cross-lane steps within a row of 16 lanes by DPP (quad_perm, "
            "row_half_mirror, row_mirror) folded into the combining VALU op, "
            "instead of ds_swizzle shuffles">,
+    Option<"transposeReads", "transpose-reads", "bool", /*default=*/"true",
+           "Layout conversions of 16-bit tiles into the B operand of a "
+           "16x16x32 MFMA stage row-major in LDS and read with "
+           "ds_read_b64_tr_b16 (no register permutes before the LDS "
+           "writes)">,
   ];
 }
 

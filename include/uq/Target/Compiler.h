@@ -62,6 +62,11 @@ struct CompileOptions {
   /// Tokens per split-K partition of decode attention (a multiple of the
   /// 32-token tile).
   int64_t partitionSize = 256;
+  /// Occupancy the register allocator aims at: waves per SIMD of each kernel
+  /// ("amdgpu-waves-per-eu"); a kernel that would need scratch to reach it
+  /// is compiled again without the hint (uq kernels never use scratch).
+  /// 0: no hint.
+  int64_t wavesPerSimd = 4;
 };
 
 /// Result of a compilation: `output` holds text for textual stages and the

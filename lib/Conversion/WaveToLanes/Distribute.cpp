@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Vector/Utils/VectorUtils.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 
@@ -68,8 +69,9 @@ bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
 class Distributor {
 public:
-  Distributor(gpu::GPUFuncOp func, bool dppReductions)
-      : func(func), b(func), dppReductions(dppReductions) {}
+  Distributor(gpu::GPUFuncOp func, bool dppReductions, bool transposeReads)
+      : func(func), b(func), dppReductions(dppReductions),
+        transposeReads(transposeReads) {}
   LogicalResult run();
 
 private:
@@ -160,6 +162,14 @@ private:
   LogicalResult store(vector::StoreOp op);
   LogicalResult loadRows(uq::LoadRowsOp op, const Layout &l);
   LogicalResult storeRows(uq::StoreRowsOp op);
+  /// The lane's row offsets of a uq.load_rows/store_rows and a constant
+  /// byte/element offset peeled off them (layout decision "constant row
+  /// offsets"): `rows + splat(c)` with c >= 0 gives (rows, c), anything else
+  /// (offsets, 0).
+  std::pair<Value, int64_t> rowOffsets(Value offsets);
+  /// `off + col + c` without unsigned wrap (in-bounds element indices), the
+  /// constant outermost: LLVM moves it into the instruction's offset field.
+  Value rowAddress(Value off, Value col, int64_t c);
   LogicalResult scaledMma(uq::ScaledMmaOp op, const Layout &l);
   LogicalResult contract(vector::ContractionOp op, const Layout &l);
   LogicalResult scaledExt(uq::ScaledExtOp op, const Layout &l);
@@ -170,7 +180,7 @@ private:
 
   gpu::GPUFuncOp func;
   OpBuilder b;
-  bool dppReductions;
+  bool dppReductions, transposeReads;
   Location loc = UnknownLoc::get(func.getContext());
   IRMapping map;
   Value lane;
@@ -782,6 +792,36 @@ LogicalResult Distributor::store(vector::StoreOp op) {
   return success();
 }
 
+std::pair<Value, int64_t> Distributor::rowOffsets(Value offsets) {
+  auto add = offsets.getDefiningOp<arith::AddIOp>();
+  FailureOr<Layout> whole = add ? layoutOf(offsets) : FailureOr<Layout>();
+  if (add && succeeded(whole)) {
+    for (int i = 0; i < 2; ++i) {
+      Value c = add->getOperand(i), rest = add->getOperand(1 - i);
+      std::optional<int64_t> k;
+      SplatElementsAttr splat;
+      APInt v;
+      if (matchPattern(c, m_Constant(&splat)))
+        k = splat.getSplatValue<APInt>().getSExtValue();
+      else if (auto bc = c.getDefiningOp<vector::BroadcastOp>();
+               bc && matchPattern(bc.getSource(), m_ConstantInt(&v)))
+        k = v.getSExtValue();
+      FailureOr<Layout> rl = layoutOf(rest);
+      if (k && *k >= 0 && succeeded(rl) && *rl == *whole)
+        return {mapped(rest), *k};
+    }
+  }
+  return {mapped(offsets), 0};
+}
+
+Value Distributor::rowAddress(Value off, Value col, int64_t c) {
+  auto flags = arith::IntegerOverflowFlags::nuw | arith::IntegerOverflowFlags::nsw;
+  Value at = arith::AddIOp::create(b, loc, off, col, flags);
+  if (c == 0)
+    return at;
+  return arith::AddIOp::create(b, loc, at, idx(c), flags);
+}
+
 LogicalResult Distributor::loadRows(uq::LoadRowsOp op, const Layout &l) {
   const DimLayout &rd = l.dim(0), &cd = l.dim(1);
   int64_t width = op.getRowWidth();
@@ -791,7 +831,8 @@ LogicalResult Distributor::loadRows(uq::LoadRowsOp op, const Layout &l) {
   Type elem = op.getResult().getType().getElementType();
   VectorType run = VectorType::get({cd.elems}, elem);
   Value base = mapped(op.getBase());
-  Value offsets = mapped(op.getOffsets()), mask = mapped(op.getMask());
+  auto [offsets, constOff] = rowOffsets(op.getOffsets());
+  Value mask = mapped(op.getMask());
   Value out = zeros(laneType(elem, l));
   Layout rows = l.project({0});
   for (int64_t rb = 0; rb < rd.batch; ++rb)
@@ -807,7 +848,7 @@ LogicalResult Distributor::loadRows(uq::LoadRowsOp op, const Layout &l) {
                                                col, idx(width));
           cond = arith::AndIOp::create(b, loc, cond, inside);
         }
-        Value at = arith::AddIOp::create(b, loc, off, col);
+        Value at = rowAddress(off, col, constOff);
         auto ifOp = scf::IfOp::create(
             b, loc, cond,
             [&](OpBuilder &tb, Location l) {
@@ -835,7 +876,8 @@ LogicalResult Distributor::storeRows(uq::StoreRowsOp op) {
     return failure();
   const DimLayout &rd = l->dim(0), &cd = l->dim(1);
   Value base = mapped(op.getBase());
-  Value offsets = mapped(op.getOffsets()), mask = mapped(op.getMask());
+  auto [offsets, constOff] = rowOffsets(op.getOffsets());
+  Value mask = mapped(op.getMask());
   Value value = mapped(op.getValue());
   Value canonical = isCanonical(*l);
   Layout rows = l->project({0});
@@ -848,8 +890,7 @@ LogicalResult Distributor::storeRows(uq::StoreRowsOp op) {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       for (int64_t cb = 0; cb < cd.batch; ++cb) {
-        Value at = arith::AddIOp::create(b, loc, off,
-                                         logicalIndex(*l, 1, cb, 0));
+        Value at = rowAddress(off, logicalIndex(*l, 1, cb, 0), constOff);
         int64_t f = l->flatIndex({rb, cb}, {re, 0});
         if (cd.elems == 1)
           memref::StoreOp::create(b, loc, extract(value, f), base, at);
@@ -1080,8 +1121,25 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
     return op.emitOpError("cannot be distributed: 2-D conversions only");
   Type elem = t.getElementType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
-  // LDS keeps the destination's longest runs contiguous.
-  int64_t inner = dst.dim(0).elems > dst.dim(1).elems ? 0 : 1;
+  // Layout decision "transposing reads": a 16-bit [K x N] tile bound for the
+  // B operand of a 16x16x32 MFMA (lane l: K 8 (l / 16) .. + 7 of column
+  // l % 16, Layout.h mfma16x16x32B) is staged row-major, so that the source
+  // stores its runs along N as they are, and each lane reads its 8 K values
+  // as two ds_read_b64_tr_b16. Lane map (docs/emulator.md "Transposing LDS
+  // reads"; Triton's chooseDsReadB64TrLayout): in each group of 16 lanes,
+  // lane j reads the 4 elements at [r0 + j / 4][c0 + 4 (j % 4) ..] and lane
+  // i gets [r0 + e][c0 + i], e = 0..3.
+  // Taken when the source's runs along N are at least as long as along K
+  // (its stores are then no narrower than the K-major buffer's, and need no
+  // permutes).
+  const DimLayout &dk = dst.dim(0), &dn = dst.dim(1);
+  bool tr16 = transposeReads && elem.getIntOrFloatBitWidth() == 16 &&
+              srcL->dim(1).elems >= srcL->dim(0).elems &&
+              dk.threads == 4 && dk.elems == 8 && dk.laneStride == 16 &&
+              dn.threads == 16 && dn.elems == 1 && dn.laneStride == 1;
+  // LDS keeps the destination's longest runs contiguous (row-major for the
+  // transposing reads).
+  int64_t inner = tr16 || dst.dim(0).elems <= dst.dim(1).elems ? 1 : 0;
   auto linear = [&](Value r, Value c) {
     return inner == 1
                ? arith::AddIOp::create(
@@ -1150,7 +1208,31 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
     writeOrRead(*srcL, mapped(op.getInput()), /*write=*/true);
   }
   gpu::BarrierOp::create(b, loc);
-  map.map(op->getResult(0), writeOrRead(dst, Value(), /*write=*/false));
+  if (tr16) {
+    VectorType quad = VectorType::get({4}, elem);
+    Value result = zeros(laneType(elem, dst));
+    Value j = arith::RemUIOp::create(b, loc, lane, idx(16));
+    Value g = arith::DivUIOp::create(b, loc, lane, idx(16));
+    // Per lane: row j / 4 + 8 g, column 4 (j % 4) of each 4 x 16 block.
+    Value r = arith::AddIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, j, idx(4)),
+        arith::MulIOp::create(b, loc, g, idx(8)));
+    Value c = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, j, idx(4)), idx(4));
+    Value laneAt = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, r, idx(cols)), c);
+    for (int64_t kb = 0; kb < dk.batch; ++kb)
+      for (int64_t nb = 0; nb < dn.batch; ++nb)
+        for (int64_t h = 0; h < 2; ++h) {
+          int64_t at = (kb * 32 + 4 * h) * cols + nb * 16;
+          Value x = amdgpu::TransposeLoadOp::create(
+              b, loc, quad, buf, ValueRange{rowAddress(laneAt, idx(at), 0)});
+          result = insertSlice(x, result, dst.flatIndex({kb, nb}, {4 * h, 0}));
+        }
+    map.map(op->getResult(0), result);
+  } else {
+    map.map(op->getResult(0), writeOrRead(dst, Value(), /*write=*/false));
+  }
   if (loopDepth > 0) {
     loopUsedLds = true;
     loopLds.push_back(buf);
@@ -1269,7 +1351,7 @@ struct DistributeToLanesPass
         funcs.push_back(f);
     });
     for (gpu::GPUFuncOp f : funcs) {
-      Distributor d(f, dppReductions);
+      Distributor d(f, dppReductions, transposeReads);
       if (failed(d.run()))
         return signalPassFailure();
     }
