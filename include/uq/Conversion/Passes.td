@@ -196,6 +196,11 @@ def AssignLaneLayoutsPass : Pass<"uq-assign-lane-layouts", "::mlir::ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"gfx950\"",
            "Target chip whose MFMA register layouts are used (only gfx950: "
            "the 16x16x128 scaled MFMA)">,
+    Option<"transposeReads", "transpose-reads", "bool", /*default=*/"true",
+           "Stage 16-bit tiles bound for the B operand of a 16x16x32 MFMA "
+           "in runs along their columns (32 per lane), for the "
+           "distribution's transposing LDS reads (keep equal to "
+           "uq-distribute-to-lanes' option)">,
   ];
 }
 

@@ -251,6 +251,33 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
     // One block for the whole tile (tiles are aligned to t).
     Value id = memref::LoadOp::create(b, loc, tables, ValueRange{first});
     ids = w.splat(id, {t});
+  } else if (t % bs == 0 && t / bs <= 4) {
+    // A few blocks per tile (bs >= t / 4): one uniform (scalar) load per
+    // block, the tile's entries selected per token from them; a per-lane
+    // gather would make every lane load an entry (t / bs distinct values)
+    // and count 4 bytes per lane against the kernel's memory traffic.
+    // Entries of blocks past \p end are 0, read at the first entry's index
+    // (always inside the table).
+    int64_t nb = t / bs;
+    Value blockOf = w.divu(w.step(t), w.splat(w.idx(bs), {t}));
+    for (int64_t i = 0; i < nb; ++i) {
+      Value used = end ? w.cmp(CmpIPredicate::ult,
+                               w.add(t0, w.idx(i * bs)), end)
+                       : Value();
+      Value at = w.add(first, w.idx(i));
+      if (used)
+        at = w.select(used, at, first);
+      Value id = memref::LoadOp::create(b, loc, tables, ValueRange{at});
+      if (used)
+        id = w.select(used, id,
+                      arith::ConstantOp::create(b, loc,
+                                                b.getI32IntegerAttr(0)));
+      Value splat = w.splat(id, {t});
+      ids = i == 0 ? splat
+                   : w.select(w.cmp(CmpIPredicate::eq, blockOf,
+                                    w.splat(w.idx(i), {t})),
+                              splat, ids);
+    }
   } else if (t % bs == 0 && bs >= 4) {
     // (Block sizes 2 and 3 take the per-token path below: the [t/bs x bs]
     // expansion of bs = 2 has no lane layout the distribution can reshape.)
@@ -283,6 +310,67 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
                                         ids);
   }
   return arith::IndexCastOp::create(b, loc, w.vec({t}, b.getIndexType()), ids);
+}
+
+/// The byte offsets in the cache of the slots of the \p t tokens of the
+/// tile starting at \p t0 (aligned to t) for KV head \p kvh: entry i is
+/// ((block(t0 + i) * bs + (t0 + i) % bs) * hkv + kvh) * sb, the block id
+/// clamped into [0, maxBlock] (an i32). When the tile spans at most 4
+/// blocks (t % bs == 0, bs >= t / 4) or lies in one (bs % t == 0), the
+/// table is read with one uniform (scalar) load per block and each block's
+/// offset computed once per tile in scalar arithmetic: a lane then selects
+/// its block's offset and adds a per-token constant (folded into the load's
+/// offset field by the distribution stage). Other block sizes go through
+/// blockIdsOfTile per token.
+inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
+                       Value end, int64_t bs, int64_t t, Value tok,
+                       Value valid, Value maxBlock, Value kvh, int64_t hkv,
+                       int64_t sb) {
+  OpBuilder &b = w.b;
+  Location loc = w.loc;
+  bool oneBlock = bs % t == 0;
+  if (!oneBlock && !(t % bs == 0 && t / bs <= 4)) {
+    Value bsv = w.splat(w.idx(bs), {t});
+    Value blk = blockIdsOfTile(w, tables, tableRow, t0, end, bs, t, tok, valid,
+                               maxBlock);
+    Value slot = w.add(w.mul(blk, bsv), w.remu(tok, bsv));
+    slot = w.add(w.mul(slot, w.splat(w.idx(hkv), {t})), w.splat(kvh, {t}));
+    return w.mul(slot, w.splat(w.idx(sb), {t}));
+  }
+  Value zero32 = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  Value first = w.add(tableRow, w.divu(t0, w.idx(bs)));
+  int64_t nb = oneBlock ? 1 : t / bs;
+  // Per token: its place in its block (the same in every tile).
+  Value pos = oneBlock ? w.step(t) : w.remu(w.step(t), w.splat(w.idx(bs), {t}));
+  Value within = w.mul(pos, w.splat(w.idx(hkv * sb), {t}));
+  Value blockOf = nb > 1 ? w.divu(w.step(t), w.splat(w.idx(bs), {t})) : Value();
+  Value slots;
+  for (int64_t i = 0; i < nb; ++i) {
+    Value used = end && i > 0 ? w.cmp(CmpIPredicate::ult,
+                                      w.add(t0, w.idx(i * bs)), end)
+                              : Value();
+    Value at = w.add(first, w.idx(i));
+    if (used)
+      at = w.select(used, at, first);
+    Value id = memref::LoadOp::create(b, loc, tables, ValueRange{at});
+    if (used)
+      id = w.select(used, id, zero32);
+    if (maxBlock)
+      id = arith::MaxSIOp::create(
+          b, loc, arith::MinSIOp::create(b, loc, id, maxBlock), zero32);
+    Value idx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), id);
+    // The tile's first token in this block (one block: t0 % bs).
+    Value start = oneBlock ? w.remu(t0, w.idx(bs)) : w.idx(0);
+    Value base = w.mul(
+        w.add(w.mul(w.add(w.mul(idx, w.idx(bs)), start), w.idx(hkv)), kvh),
+        w.idx(sb));
+    Value splat = w.splat(base, {t});
+    slots = i == 0 ? splat
+                   : w.select(w.cmp(CmpIPredicate::eq, blockOf,
+                                    w.splat(w.idx(i), {t})),
+                              splat, slots);
+  }
+  return w.add(slots, within);
 }
 
 //===----------------------------------------------------------------------===//

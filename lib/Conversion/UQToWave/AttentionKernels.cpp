@@ -277,16 +277,10 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
         Value valid =
             full ? lw.constSplat(lb.getBoolAttr(true), {t})
                  : lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t}));
-        Value bsv = lw.splat(lw.idx(bs), {t});
-        Value blk = blockIdsOfTile(lw, tables, tableRow, t0,
-                                   full ? Value() : end, bs, t,
-                                   tok, valid, maxBlock32);
-        // Out-of-range block ids were clamped into the cache, as on the CPU
+        // Out-of-range block ids are clamped into the cache, as on the CPU
         // path: the kernel never reads outside its buffers.
-        Value slot = lw.add(lw.mul(blk, bsv), lw.remu(tok, bsv));
-        slot = lw.add(lw.mul(slot, lw.splat(lw.idx(hkv), {t})),
-                      lw.splat(kvh, {t}));
-        slot = lw.mul(slot, lw.splat(lw.idx(sb), {t}));
+        Value slot = tileSlots(lw, tables, tableRow, t0, full ? Value() : end,
+                               bs, t, tok, valid, maxBlock32, kvh, hkv, sb);
 
         // Logits in base 2, -inf past the end.
         Value s = fmt.keyLogits(q, slot, valid);

@@ -80,7 +80,8 @@ bool isMap(AffineMap m, unsigned a, unsigned b) {
 
 class Assignment {
 public:
-  explicit Assignment(gpu::GPUFuncOp func) : func(func) {}
+  Assignment(gpu::GPUFuncOp func, bool transposeReads)
+      : func(func), transposeReads(transposeReads) {}
   LogicalResult run();
 
 private:
@@ -97,10 +98,14 @@ private:
                                bool emit = true);
   FailureOr<Value> materialize(Value v, const Layout &l, Operation *user);
   bool needsStaging(Value v, const Layout &l);
-  std::optional<Layout> stagingLayout(VectorType t, const Layout &dest);
+  std::optional<Layout> stagingLayout(VectorType t, const Layout &dest,
+                                      bool forTransposeReads);
   void write();
 
   gpu::GPUFuncOp func;
+  /// The distribution reads 16-bit MFMA B operands with ds_read_b64_tr_b16
+  /// (the passes' option transpose-reads).
+  bool transposeReads;
   /// The layout of every value decided so far.
   llvm::DenseMap<Value, Layout> layout;
   /// Values whose layout came from step 1 (not recomputable by a clone).
@@ -421,10 +426,32 @@ bool Assignment::needsStaging(Value v, const Layout &l) {
 }
 
 std::optional<Layout> Assignment::stagingLayout(VectorType t,
-                                                const Layout &dest) {
+                                                const Layout &dest,
+                                                bool forTransposeReads) {
   if (t.getRank() != 2)
     return std::nullopt;
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  if (forTransposeReads) {
+    // Layout decision "transposing reads" (Distribute.cpp): the LDS tile is
+    // row-major, so a lane stages long runs along the columns: 32 columns
+    // (one E8M0 group of an FP4 tile: 16 code bytes and one scale byte per
+    // row; no two lanes load the same scale), the lanes' other bits over
+    // the rows.
+    const DimLayout &dk = dest.dim(0), &dn = dest.dim(1);
+    if (!transposeReads || t.getElementType().getIntOrFloatBitWidth() != 16 ||
+        dk.threads != 4 || dk.elems != 8 || dk.laneStride != 16 ||
+        dn.threads != 16 || dn.elems != 1 || dn.laneStride != 1)
+      return std::nullopt;
+    int64_t colElems = std::min<int64_t>(cols, 32);
+    if (cols % colElems != 0 || kWaveSize % (cols / colElems) != 0)
+      return std::nullopt;
+    int64_t colThreads = cols / colElems;
+    int64_t rowThreads = kWaveSize / colThreads;
+    if (rows % rowThreads != 0)
+      return std::nullopt;
+    return Layout({{1, rowThreads, rows / rowThreads, 1},
+                   {1, colThreads, colElems, rowThreads}});
+  }
   // LDS keeps the destination's long runs contiguous: when they run along
   // the rows (dimension 0), a lane writes 4 consecutive rows of a column.
   bool rowsInner = dest.dim(0).elems > dest.dim(1).elems;
@@ -560,7 +587,10 @@ LogicalResult Assignment::demandOperands(Operation *op) {
     Layout want = *ins[i];
     if (anchor && needsStaging(v, want)) {
       // Load in a staging layout, then through LDS into the operand layout.
-      std::optional<Layout> stage = stagingLayout(vecType(v), want);
+      std::optional<Layout> stage =
+          stagingLayout(vecType(v), want, /*forTransposeReads=*/true);
+      if (!stage || needsStaging(v, *stage))
+        stage = stagingLayout(vecType(v), want, /*forTransposeReads=*/false);
       if (stage && !needsStaging(v, *stage)) {
         FailureOr<Value> staged = materialize(v, *stage, op);
         if (::failed(staged))
@@ -756,7 +786,7 @@ struct AssignLaneLayoutsPass
     WalkResult r = getOperation()->walk([&](gpu::GPUFuncOp func) {
       if (!func.isKernel())
         return WalkResult::advance();
-      Assignment a(func);
+      Assignment a(func, transposeReads);
       return ::failed(a.run()) ? WalkResult::interrupt()
                                : WalkResult::advance();
     });

@@ -23,8 +23,12 @@
 // CHECK: gpu.func @decode_0_partial(%{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi8>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32) kernel
 // CHECK: uq.load_rows %{{.*}} : memref<?xi8>, vector<16xindex>, vector<16xi1> -> vector<16x128xi8>
 // CHECK: scf.for
-// Block-table entries per block of the tile (2 blocks of 16 tokens).
-// CHECK: vector.gather %{{.*}} : memref<?xi32>, vector<2xindex>, vector<2xi1>, vector<2xi32> into vector<2xi32>
+// Block-table entries per block of the tile (2 blocks of 16 tokens): one
+// uniform load each, each block's slot offset in scalar arithmetic, a
+// select per token.
+// CHECK: memref.load %{{.*}} : memref<?xi32>
+// CHECK: memref.load %{{.*}} : memref<?xi32>
+// CHECK: arith.select %{{.*}} : vector<32xi1>, vector<32xindex>
 // CHECK: uq.load_rows %{{.*}} -> vector<32x64xi8>
 // CHECK: uq.scaled_mma %{{.*}} : vector<16x128xf8E4M3FN>, vector<16x4xf8E8M0FNU>, vector<32x128xf4E2M1FN>, vector<32x4xf8E8M0FNU>, vector<16x32xf32>
 // CHECK: vector.multi_reduction <maximumf>

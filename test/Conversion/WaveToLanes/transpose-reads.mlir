@@ -1,23 +1,26 @@
+// RUN: uq-opt %s --uq-assign-lane-layouts | FileCheck %s --check-prefix=LAYOUT
 // RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes --canonicalize --cse | FileCheck %s
-// RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes="transpose-reads=false" --canonicalize --cse | FileCheck %s --check-prefix=KMAJOR
+// RUN: uq-opt %s --uq-assign-lane-layouts="transpose-reads=false" --uq-distribute-to-lanes="transpose-reads=false" --canonicalize --cse | FileCheck %s --check-prefix=KMAJOR
 // RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes --canonicalize --cse --uq-lower-kernel-abi --uq-gpu-to-rocdl | FileCheck %s --check-prefix=ROCDL
 
 // The PV tile of the decode kernel: FP4 values [32 tokens x 128 channels]
-// decoded to bf16 (staging layout: 4 tokens x 16 channels per lane) and
-// moved to the B operand of v_mfma_f32_16x16x32_bf16 (8 consecutive tokens
-// of one channel per lane). Layout decision "transposing reads": the
-// staging runs run along the channels, so the LDS buffer is row-major, each
-// lane stores its 16-channel runs as they are (4 stores of 16 bf16), and
-// reads its operand with two ds_read_b64_tr_b16 per 16-channel column tile
-// (8 tiles: 16 transposing reads).
+// decoded to bf16 and moved to the B operand of v_mfma_f32_16x16x32_bf16 (8
+// consecutive tokens of one channel per lane). Layout decision "transposing
+// reads": the staging layout is 2 tokens x 32 channels per lane (one E8M0
+// group: a 16-byte load and one scale byte per token), the LDS buffer is
+// row-major, each lane stores its 32-channel runs as they are (2 stores of
+// 32 bf16), and reads its operand with two ds_read_b64_tr_b16 per
+// 16-channel column tile (8 tiles: 16 transposing reads).
+// LAYOUT: uq.scaled_ext {{.*}}{uq.layout = #uq.lane_layout<batch = [1, 1], threads = [16, 4], elems = [2, 32], lane_strides = [1, 16]>}
 // CHECK-LABEL: gpu.func @pvwide
 // CHECK-SAME: workgroup(%[[LDS:.*]] : memref<4096xbf16, #gpu.address_space<workgroup>>)
-// CHECK-COUNT-4: vector.store %{{.*}}, %[[LDS]][%{{.*}}] : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<16xbf16>
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[LDS]][%{{.*}}] : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<32xbf16>
 // CHECK: gpu.barrier
 // CHECK-COUNT-16: amdgpu.transpose_load %[[LDS]][%{{.*}}] : memref<4096xbf16, #gpu.address_space<workgroup>> -> vector<4xbf16>
 // CHECK: gpu.barrier
 // CHECK-COUNT-8: amdgpu.mfma 16x16x32
-// Without it: a K-major buffer, runs of 4 tokens of one channel gathered
+// Without it (both passes): staging of 4 tokens x 16 channels, a K-major
+// buffer, runs of 4 tokens of one channel gathered
 // from the lane's registers (16 stores of 4), 8 loads of 8.
 // KMAJOR-LABEL: gpu.func @pvwide
 // KMAJOR-NOT: amdgpu.transpose_load
