@@ -228,6 +228,26 @@ struct FormatOps {
   }
 };
 
+/// Entry \p i of the block-table run starting at index \p first, for the
+/// tile starting at \p t0: one uniform (scalar) load. A block that starts at
+/// or past \p end (null: none does; block 0 never does) gives 0, read at
+/// \p first (always inside the table).
+inline Value blockTableEntry(WaveBuilder &w, Value tables, Value first,
+                             Value t0, Value end, int64_t bs, int64_t i) {
+  OpBuilder &b = w.b;
+  Value used = end && i > 0
+                   ? w.cmp(CmpIPredicate::ult, w.add(t0, w.idx(i * bs)), end)
+                   : Value();
+  Value at = w.add(first, w.idx(i));
+  if (used)
+    at = w.select(used, at, first);
+  Value id = memref::LoadOp::create(b, w.loc, tables, ValueRange{at});
+  if (used)
+    id = w.select(used, id,
+                  arith::ConstantOp::create(b, w.loc, b.getI32IntegerAttr(0)));
+  return id;
+}
+
 /// The block-table entry of each of the \p t tokens of the tile starting at
 /// \p t0 (token i at position t0 + i). The table is read once per block of
 /// the tile, not once per token: a tile spans t / bs blocks when bs divides
@@ -261,17 +281,7 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
     int64_t nb = t / bs;
     Value blockOf = w.divu(w.step(t), w.splat(w.idx(bs), {t}));
     for (int64_t i = 0; i < nb; ++i) {
-      Value used = end ? w.cmp(CmpIPredicate::ult,
-                               w.add(t0, w.idx(i * bs)), end)
-                       : Value();
-      Value at = w.add(first, w.idx(i));
-      if (used)
-        at = w.select(used, at, first);
-      Value id = memref::LoadOp::create(b, loc, tables, ValueRange{at});
-      if (used)
-        id = w.select(used, id,
-                      arith::ConstantOp::create(b, loc,
-                                                b.getI32IntegerAttr(0)));
+      Value id = blockTableEntry(w, tables, first, t0, end, bs, i);
       Value splat = w.splat(id, {t});
       ids = i == 0 ? splat
                    : w.select(w.cmp(CmpIPredicate::eq, blockOf,
@@ -346,15 +356,7 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
   Value blockOf = nb > 1 ? w.divu(w.step(t), w.splat(w.idx(bs), {t})) : Value();
   Value slots;
   for (int64_t i = 0; i < nb; ++i) {
-    Value used = end && i > 0 ? w.cmp(CmpIPredicate::ult,
-                                      w.add(t0, w.idx(i * bs)), end)
-                              : Value();
-    Value at = w.add(first, w.idx(i));
-    if (used)
-      at = w.select(used, at, first);
-    Value id = memref::LoadOp::create(b, loc, tables, ValueRange{at});
-    if (used)
-      id = w.select(used, id, zero32);
+    Value id = blockTableEntry(w, tables, first, t0, end, bs, i);
     if (maxBlock)
       id = arith::MaxSIOp::create(
           b, loc, arith::MinSIOp::create(b, loc, id, maxBlock), zero32);
