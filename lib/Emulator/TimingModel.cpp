@@ -110,6 +110,7 @@ void TimingRecorder::beginWorkgroup(uint64_t index, std::array<uint32_t, 3> id,
   cur.waves = waves;
   wavesState.assign(waves, WaveState());
   lines.clear();
+  lineBytes.clear();
   active = true;
 }
 
@@ -210,6 +211,14 @@ void TimingRecorder::onInst(const TraceEvent &e) {
         segs.push_back(s);
       for (uint64_t l = a / p.hbmLineBytes; l <= last / p.hbmLineBytes; ++l)
         lines.insert(l);
+      if (p.hbmTraffic == TimingParams::HbmTraffic::Bytes)
+        for (uint64_t byte = a; byte <= last; ++byte) {
+          std::vector<uint64_t> &bits = lineBytes[byte / p.hbmLineBytes];
+          if (bits.empty())
+            bits.assign((p.hbmLineBytes + 63) / 64, 0);
+          uint64_t off = byte % p.hbmLineBytes;
+          bits[off / 64] |= uint64_t(1) << (off % 64);
+        }
     }
     llvm::sort(segs);
     segs.erase(std::unique(segs.begin(), segs.end()), segs.end());
@@ -267,6 +276,12 @@ void TimingRecorder::endWorkgroup(uint64_t index) {
     crit = std::max(crit, w.done ? w.end : w.t);
   cur.criticalPath = (uint64_t)std::ceil(crit);
   cur.hbmBytes = (uint64_t)lines.size() * p.hbmLineBytes;
+  if (p.hbmTraffic == TimingParams::HbmTraffic::Bytes) {
+    cur.hbmBytes = 0;
+    for (const auto &[line, bits] : lineBytes)
+      for (uint64_t w : bits)
+        cur.hbmBytes += (uint64_t)llvm::popcount(w);
+  }
   done.push_back(cur);
   active = false;
 }
@@ -415,13 +430,20 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
       "model, not measured: gfx950 at {0} GHz, {1} CUs x {2} SIMDs; VALU/MFMA "
       "passes from LLVM's gfx950 scheduling model (4 cycles a pass); LDS {3} "
       "banks x {4} B; vector memory {5} B/clk/CU in {6} B requests; HBM {7} of "
-      "{8} TB/s achievable, traffic = distinct {9} B lines per workgroup (no "
-      "L2/MALL reuse across workgroups); latencies global {10}, LDS {11}, "
+      "{8} TB/s achievable, traffic = {13}; latencies global {10}, LDS {11}, "
       "SMEM {12} cycles; no launch overhead (docs/timing-model.md)",
       p.clockGHz, p.numCUs, p.simdsPerCU, p.ldsBanks, p.ldsBankBytes,
       p.vmemBytesPerClockPerCU, p.vmemRequestBytes, p.hbmAchievableTBs,
       p.hbmPeakTBs, p.hbmLineBytes, p.globalLatency, p.ldsLatency,
-      p.smemLatency);
+      p.smemLatency,
+      p.hbmTraffic == TimingParams::HbmTraffic::Lines
+          ? formatv("distinct {0} B lines per workgroup (no L2/MALL reuse "
+                    "across workgroups)",
+                    p.hbmLineBytes)
+                .str()
+          : std::string("distinct bytes per workgroup (the rest of each line "
+                        "shared with co-resident workgroups: one HBM read "
+                        "for all)"));
   return r;
 }
 

@@ -66,7 +66,7 @@
 // JSON-NEXT: "num_partitions",
 // JSON-NEXT: 1,
 // JSON-NEXT: "num_seqs"
-// JSON: "group_segment_fixed_size": 5120
+// JSON: "group_segment_fixed_size": 5632
 // JSON: "name": "dec_0_partial"
 // JSON: "partition_size": 256
 // JSON: "name": "sinks"

@@ -41,6 +41,7 @@ KernelConfig configOf(const LadderOptions &o, const LadderShape &s,
   c.numQHeads = s.gqa * s.kvHeads;
   c.blockSize = o.blockSize;
   c.partitionSize = o.partitionSize;
+  c.hbmTraffic = o.hbmTraffic;
   return c;
 }
 
@@ -255,8 +256,19 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
       "achievable HBM bandwidth ({1} TB/s peak)\n",
       tp.hbmAchievableTBs, tp.hbmPeakTBs);
   os << llvm::formatv(kSamplingText, o.samples) << "\n";
+  const bool byBytes = o.hbmTraffic == emu::TimingParams::HbmTraffic::Bytes;
+  const char *trafficText =
+      byBytes ? "HBM traffic: distinct bytes per workgroup (--hbm-traffic="
+                "bytes: the rest of a partly read line is read by a "
+                "co-resident workgroup in the same transfer; the optimistic "
+                "end)"
+              : "HBM traffic: distinct 128-B lines per workgroup "
+                "(--hbm-traffic=lines: no reuse across workgroups; the "
+                "pessimistic end)";
+  os << trafficText << "\n";
 
   llvm::json::Object doc;
+  doc["hbm_traffic"] = byBytes ? "bytes" : "lines";
   doc["tool"] = "uq-kernel-report --ladder";
   doc["command"] = o.command;
   doc["note"] = "gfx950 timing model (docs/timing-model.md): absolute times "
@@ -366,8 +378,8 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
       }
     }
     os << "  per launch: time us (bound us, busiest resource); partial HBM "
-          "bytes per token per KV head as the model counts them (128-B "
-          "lines)\n";
+          "bytes per token per KV head as the model counts them ("
+       << (byBytes ? "distinct bytes" : "128-B lines") << ")\n";
     for (const std::string &b : breakdown)
       os << b << "\n";
     llvm::json::Object sj;

@@ -33,6 +33,9 @@ struct LadderOptions {
   std::vector<KVCacheKind> formats = {KVCacheKind::BF16, KVCacheKind::FP8,
                                       KVCacheKind::UltraQuant};
   int64_t blockSize = 16, partitionSize = 256;
+  /// How the timing model counts HBM traffic (--hbm-traffic).
+  emu::TimingParams::HbmTraffic hbmTraffic =
+      emu::TimingParams::HbmTraffic::Lines;
   /// Traced workgroups per group of alike partitions.
   unsigned samples = 3;
   /// The sampled-vs-whole check: sequence lengths of its batch (empty: no

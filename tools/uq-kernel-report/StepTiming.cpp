@@ -162,7 +162,7 @@ struct StepPredictor::Impl {
     auto grid = emu::resolveGrid(*k, args);
     if (!grid)
       return grid.takeError();
-    emu::TimingRecorder rec;
+    emu::TimingRecorder rec(cfg.params());
     emu::LaunchConfig lc;
     lc.grid = *grid;
     lc.block = k->block.value_or(std::array<uint32_t, 3>{64, 1, 1});
@@ -584,7 +584,8 @@ StepPredictor::estimate(const Traced &tr, llvm::ArrayRef<uint64_t> mult,
     std::vector<double> w;
     for (auto [cls, uw] : llvm::zip(tl.cls, tl.unitWeight))
       w.push_back(uw * mult[cls]);
-    auto est = emu::predictLaunch(**info, tl.profiles, totals[i], w);
+    auto est = emu::predictLaunch(**info, tl.profiles, totals[i], w,
+                                  /*dynamicLds=*/0, c.params());
     if (!est)
       return est.takeError();
     out.sampling.push_back({tl.name, totals[i], tl.profiles.size()});

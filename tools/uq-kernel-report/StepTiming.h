@@ -33,6 +33,14 @@ struct KernelConfig {
   int64_t numKVHeads = 8;
   int64_t blockSize = 16;
   int64_t partitionSize = 256;
+  /// How the timing model counts HBM traffic (--hbm-traffic).
+  emu::TimingParams::HbmTraffic hbmTraffic =
+      emu::TimingParams::HbmTraffic::Lines;
+  emu::TimingParams params() const {
+    emu::TimingParams p = emu::TimingParams::gfx950();
+    p.hbmTraffic = hbmTraffic;
+    return p;
+  }
   int64_t gqa() const { return numQHeads / numKVHeads; }
 };
 

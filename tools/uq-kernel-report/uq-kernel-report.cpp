@@ -103,6 +103,19 @@ static cl::list<int32_t> checkLensOpt(
     cl::desc("--ladder: sequence lengths of the sampled-vs-whole check "
              "(default 4096,4096,1000,77; --quick 600,600,300,17)"),
     cl::CommaSeparated, cl::cat(ladderCat));
+static cl::opt<uq::emu::TimingParams::HbmTraffic> hbmTraffic(
+    "hbm-traffic",
+    cl::desc("--ladder/--table: how the timing model counts a workgroup's "
+             "HBM traffic (docs/timing-model.md, \"HBM traffic\")"),
+    cl::values(
+        clEnumValN(uq::emu::TimingParams::HbmTraffic::Lines, "lines",
+                   "every distinct 128-B line it touches, whole (default; "
+                   "no reuse across workgroups)"),
+        clEnumValN(uq::emu::TimingParams::HbmTraffic::Bytes, "bytes",
+                   "the distinct bytes it reads (the rest of a partly read "
+                   "line read by a co-resident workgroup in the same "
+                   "transfer)")),
+    cl::init(uq::emu::TimingParams::HbmTraffic::Lines), cl::cat(ladderCat));
 static cl::opt<bool> noCheck("no-check",
                              cl::desc("--ladder: skip the sampling check"),
                              cl::cat(ladderCat));
@@ -178,6 +191,7 @@ static int runLadderOrTable(int argc, char **argv) {
   o.samples = samplesOpt;
   o.blockSize = blockSize;
   o.partitionSize = partitionSize;
+  o.hbmTraffic = hbmTraffic;
   o.jsonPath = jsonPath;
   const bool runsLadder = ladder || (quick && !table);
   if (!jsonPath.empty() && !runsLadder) {

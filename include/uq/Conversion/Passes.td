@@ -243,6 +243,10 @@ def DistributeToLanesPass : Pass<"uq-distribute-to-lanes", "::mlir::ModuleOp"> {
            "16x16x32 MFMA stage row-major in LDS and read with "
            "ds_read_b64_tr_b16 (no register permutes before the LDS "
            "writes)">,
+    Option<"transposeRowPad", "transpose-row-pad", "int64_t",
+           /*default=*/"16",
+           "Bytes of padding after each row of a transposing-read buffer (a "
+           "multiple of 8): 16 spreads the rows over the LDS banks">,
   ];
 }
 

@@ -48,6 +48,15 @@ struct TimingParams {
   unsigned vmemBytesPerClockPerCU = 64;
   /// L2 line: the unit of HBM traffic.
   unsigned hbmLineBytes = 128;
+  /// How a workgroup's HBM traffic is counted. Lines (default, the
+  /// pessimistic end): every distinct line it touches, whole, as if no other
+  /// workgroup read the rest of it. Bytes (the optimistic end): only the
+  /// distinct bytes it reads, as if the rest of each partly read line were
+  /// read by a workgroup resident at the same time, in the same transfer
+  /// (L2 / the MALL; docs/timing-model.md, "HBM traffic"). Neither counts
+  /// reuse of the same bytes by several workgroups.
+  enum class HbmTraffic { Lines, Bytes };
+  HbmTraffic hbmTraffic = HbmTraffic::Lines;
   double hbmPeakTBs = 8.0;
   double hbmAchievableTBs = 5.0;
   /// Latencies (cycles) assumed for the critical path.
@@ -109,6 +118,8 @@ private:
   WorkgroupProfile cur;
   std::vector<WaveState> wavesState;
   std::unordered_set<uint64_t> lines;
+  /// Bytes: the bytes read of each line (one bit per byte).
+  std::unordered_map<uint64_t, std::vector<uint64_t>> lineBytes;
   std::vector<WorkgroupProfile> done;
   bool active = false;
 };

@@ -69,9 +69,10 @@ bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
 class Distributor {
 public:
-  Distributor(gpu::GPUFuncOp func, bool dppReductions, bool transposeReads)
+  Distributor(gpu::GPUFuncOp func, bool dppReductions, bool transposeReads,
+              int64_t transposeRowPad)
       : func(func), b(func), dppReductions(dppReductions),
-        transposeReads(transposeReads) {}
+        transposeReads(transposeReads), transposeRowPad(transposeRowPad) {}
   LogicalResult run();
 
 private:
@@ -181,6 +182,7 @@ private:
   gpu::GPUFuncOp func;
   OpBuilder b;
   bool dppReductions, transposeReads;
+  int64_t transposeRowPad;
   Location loc = UnknownLoc::get(func.getContext());
   IRMapping map;
   Value lane;
@@ -1140,17 +1142,27 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   // LDS keeps the destination's longest runs contiguous (row-major for the
   // transposing reads).
   int64_t inner = tr16 || dst.dim(0).elems <= dst.dim(1).elems ? 1 : 0;
+  // Rows of the transposing reads' buffer are padded (option
+  // transpose-row-pad, bytes): with 16 bytes, the 16 rows one 16-byte store
+  // phase writes start 4 banks apart (no conflict) and the 8 rows of a
+  // 32-lane ds_read_b64_tr_b16 phase meet at most twice per bank, where
+  // unpadded 256-byte rows put every row on the same banks (16-way / 8-way
+  // conflicts; the timing model's bank rule, docs/timing-model.md).
+  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+  int64_t rowStride =
+      tr16 ? cols + (transposeRowPad + elemBytes - 1) / elemBytes : cols;
   auto linear = [&](Value r, Value c) {
     return inner == 1
                ? arith::AddIOp::create(
-                     b, loc, arith::MulIOp::create(b, loc, r, idx(cols)), c)
+                     b, loc, arith::MulIOp::create(b, loc, r, idx(rowStride)),
+                     c)
                      .getResult()
                : arith::AddIOp::create(
                      b, loc, arith::MulIOp::create(b, loc, c, idx(rows)), r)
                      .getResult();
   };
   Value buf = acquireLds(MemRefType::get(
-      {rows * cols}, elem, AffineMap(),
+      {rows * rowStride}, elem, AffineMap(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
 
   // Writes: runs of the source along `inner`, gathered from the lane's
@@ -1220,11 +1232,11 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
     Value c = arith::MulIOp::create(
         b, loc, arith::RemUIOp::create(b, loc, j, idx(4)), idx(4));
     Value laneAt = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, r, idx(cols)), c);
+        b, loc, arith::MulIOp::create(b, loc, r, idx(rowStride)), c);
     for (int64_t kb = 0; kb < dk.batch; ++kb)
       for (int64_t nb = 0; nb < dn.batch; ++nb)
         for (int64_t h = 0; h < 2; ++h) {
-          int64_t at = (kb * 32 + 4 * h) * cols + nb * 16;
+          int64_t at = (kb * 32 + 4 * h) * rowStride + nb * 16;
           Value x = amdgpu::TransposeLoadOp::create(
               b, loc, quad, buf, ValueRange{rowAddress(laneAt, idx(at), 0)});
           result = insertSlice(x, result, dst.flatIndex({kb, nb}, {4 * h, 0}));
@@ -1351,7 +1363,14 @@ struct DistributeToLanesPass
         funcs.push_back(f);
     });
     for (gpu::GPUFuncOp f : funcs) {
-      Distributor d(f, dppReductions, transposeReads);
+      if (transposeRowPad < 0 || transposeRowPad % 8 != 0)
+        return (void)(f.emitError()
+                          << "transpose-row-pad must be a non-negative "
+                             "multiple of 8 bytes (ds_read_b64_tr_b16 reads "
+                             "8-byte aligned), got "
+                          << static_cast<int64_t>(transposeRowPad)),
+               signalPassFailure();
+      Distributor d(f, dppReductions, transposeReads, transposeRowPad);
       if (failed(d.run()))
         return signalPassFailure();
     }

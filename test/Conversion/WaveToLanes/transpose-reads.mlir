@@ -2,6 +2,8 @@
 // RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes --canonicalize --cse | FileCheck %s
 // RUN: uq-opt %s --uq-assign-lane-layouts="transpose-reads=false" --uq-distribute-to-lanes="transpose-reads=false" --canonicalize --cse | FileCheck %s --check-prefix=KMAJOR
 // RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes --canonicalize --cse --uq-lower-kernel-abi --uq-gpu-to-rocdl | FileCheck %s --check-prefix=ROCDL
+// RUN: uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes="transpose-row-pad=0" | FileCheck %s --check-prefix=NOPAD
+// RUN: not uq-opt %s --uq-assign-lane-layouts --uq-distribute-to-lanes="transpose-row-pad=12" 2>&1 | FileCheck %s --check-prefix=BADPAD
 
 // The PV tile of the decode kernel: FP4 values [32 tokens x 128 channels]
 // decoded to bf16 and moved to the B operand of v_mfma_f32_16x16x32_bf16 (8
@@ -10,13 +12,14 @@
 // group: a 16-byte load and one scale byte per token), the LDS buffer is
 // row-major, each lane stores its 32-channel runs as they are (2 stores of
 // 32 bf16), and reads its operand with two ds_read_b64_tr_b16 per
-// 16-channel column tile (8 tiles: 16 transposing reads).
+// 16-channel column tile (8 tiles: 16 transposing reads). Rows are padded by
+// 16 bytes (option transpose-row-pad): 32 rows of 128 + 8 bf16.
 // LAYOUT: uq.scaled_ext {{.*}}{uq.layout = #uq.lane_layout<batch = [1, 1], threads = [16, 4], elems = [2, 32], lane_strides = [1, 16]>}
 // CHECK-LABEL: gpu.func @pvwide
-// CHECK-SAME: workgroup(%[[LDS:.*]] : memref<4096xbf16, #gpu.address_space<workgroup>>)
-// CHECK-COUNT-2: vector.store %{{.*}}, %[[LDS]][%{{.*}}] : memref<4096xbf16, #gpu.address_space<workgroup>>, vector<32xbf16>
+// CHECK-SAME: workgroup(%[[LDS:.*]] : memref<4352xbf16, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[LDS]][%{{.*}}] : memref<4352xbf16, #gpu.address_space<workgroup>>, vector<32xbf16>
 // CHECK: gpu.barrier
-// CHECK-COUNT-16: amdgpu.transpose_load %[[LDS]][%{{.*}}] : memref<4096xbf16, #gpu.address_space<workgroup>> -> vector<4xbf16>
+// CHECK-COUNT-16: amdgpu.transpose_load %[[LDS]][%{{.*}}] : memref<4352xbf16, #gpu.address_space<workgroup>> -> vector<4xbf16>
 // CHECK: gpu.barrier
 // CHECK-COUNT-8: amdgpu.mfma 16x16x32
 // Without it (both passes): staging of 4 tokens x 16 channels, a K-major
@@ -28,6 +31,9 @@
 // KMAJOR: gpu.barrier
 // KMAJOR-COUNT-8: vector.load %{{.*}}workgroup>>, vector<8xbf16>
 // ROCDL-COUNT-16: rocdl.ds.read.tr16.b64
+// Unpadded: 32 rows of 128.
+// NOPAD: workgroup(%{{.*}} : memref<4096xbf16, #gpu.address_space<workgroup>>)
+// BADPAD: error: transpose-row-pad must be a non-negative multiple of 8 bytes (ds_read_b64_tr_b16 reads 8-byte aligned), got 12
 gpu.module @k {
   gpu.func @pvwide(%a: memref<?xbf16>, %b: memref<?xi8>, %s: memref<?xi8>, %out: memref<?xf32>) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
     %all16 = arith.constant dense<true> : vector<16xi1>

@@ -106,4 +106,25 @@ with tempfile.TemporaryDirectory() as d:
             for k in ("time", "bound"):
                 w, s = r[f"whole_{k}_us"], r[f"sampled_{k}_us"]
                 assert abs(s - w) <= 0.02 * w, (c["format"], r)
+# --hbm-traffic: the same tiny step counted by whole lines (default) and by
+# distinct bytes. With 8 KV heads the uq4 cache's 136-B slots straddle
+# 128-B lines, so bytes < lines for uq4; bytes still cover the slot read.
+with tempfile.TemporaryDirectory() as d:
+    per_head = {}
+    for mode in ("lines", "bytes"):
+        j = os.path.join(d, mode + ".json")
+        rc, out, err = run("--ladder", "--no-check", "--shapes", "128:8:8",
+                           "--contexts", "512", "--batches", "2",
+                           "--hbm-traffic=" + mode, "--json", j)
+        assert rc == 0, (rc, out, err)
+        doc = json.load(open(j))
+        assert doc["hbm_traffic"] == mode, doc["hbm_traffic"]
+        assert ("--hbm-traffic=" + mode) in out, out
+        pt = doc["shapes"][0]["points"][0]
+        per_head[mode] = {f: pt[f]["partial_hbm_bytes_per_token_head"]
+                          for f in FORMATS}
+    assert per_head["bytes"]["uq4"] < per_head["lines"]["uq4"], per_head
+    assert per_head["bytes"]["uq4"] >= SLOT["uq4"], per_head
+    for f in FORMATS:
+        assert per_head["bytes"][f] <= per_head["lines"][f], per_head
 print("ok")

@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 using namespace uq::emu;
 using uq::emu::test::assemble;
 
@@ -30,7 +32,8 @@ const double kPass = 4;
 std::vector<WorkgroupProfile>
 profile(const std::string &body, uint32_t grid = 1,
         std::optional<std::vector<uint64_t>> only = std::nullopt,
-        KernelInfo *info = nullptr) {
+        KernelInfo *info = nullptr,
+        TimingParams params = TimingParams::gfx950()) {
   auto bytes = assemble(body);
   auto co = CodeObject::load(bytes);
   EXPECT_TRUE(bool(co));
@@ -41,7 +44,7 @@ profile(const std::string &body, uint32_t grid = 1,
   if (info)
     *info = (*co)->kernels()[0];
   Emulator emu(**co);
-  TimingRecorder rec;
+  TimingRecorder rec(params);
   LaunchConfig cfg;
   cfg.grid = {grid, 1, 1};
   cfg.trace = &rec;
@@ -234,4 +237,41 @@ TEST(TimingModel, SampledWorkgroupsOnly) {
   std::string msg = errorMessage(emu.launch("k", cfg, args), isUsage);
   EXPECT_TRUE(isUsage);
   EXPECT_NE(msg.find("outside the grid"), std::string::npos) << msg;
+}
+
+TEST(TimingModel, HbmTrafficLinesOrBytes) {
+  // Lane l loads 8 B at 60 l: runs that straddle 128-B lines now and then,
+  // like the 136-B slots of one KV head among 8 (docs/timing-model.md,
+  // "HBM traffic").
+  const char *body = R"(
+  v_mul_u32_u24 v2, 15, v1
+  global_load_dwordx2 v[4:5], v2, s[4:5]
+  s_waitcnt vmcnt(0)
+  s_endpgm)";
+  std::set<uint64_t> lines;
+  for (uint64_t l = 0; l < 64; ++l)
+    for (uint64_t a = 60 * l; a < 60 * l + 8; ++a)
+      lines.insert(a / 128);
+  auto byLines = profile(body);
+  ASSERT_EQ(byLines.size(), 1u);
+  // Lines: every line touched, whole.
+  EXPECT_EQ(byLines[0].hbmBytes, lines.size() * 128);
+  TimingParams p = TimingParams::gfx950();
+  p.hbmTraffic = TimingParams::HbmTraffic::Bytes;
+  auto byBytes = profile(body, 1, std::nullopt, nullptr, p);
+  ASSERT_EQ(byBytes.size(), 1u);
+  // Bytes: the 64 x 8 distinct bytes read.
+  EXPECT_EQ(byBytes[0].hbmBytes, 64u * 8);
+  EXPECT_EQ(byBytes[0].globalBytes, byLines[0].globalBytes);
+  // The assumption is part of every estimate's text.
+  KernelInfo info;
+  (void)profile(body, 1, std::nullopt, &info);
+  auto est = predictLaunch(info, byBytes, 1, {}, 0, p);
+  ASSERT_TRUE(bool(est)) << llvm::toString(est.takeError());
+  EXPECT_NE(est->assumptions.find("distinct bytes per workgroup"),
+            std::string::npos);
+  auto estLines = predictLaunch(info, byLines, 1);
+  ASSERT_TRUE(bool(estLines)) << llvm::toString(estLines.takeError());
+  EXPECT_NE(estLines->assumptions.find("distinct 128 B lines"),
+            std::string::npos);
 }
