@@ -502,6 +502,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   GPUPipelineOptions gpuOptions;
   gpuOptions.chip = options.chip;
   gpuOptions.partitionSize = options.partitionSize;
+  gpuOptions.prefillWaves = options.prefillWaves;
   InputStage from = options.from == InputStage::Auto ? detectStage(module)
                                                      : options.from;
   auto stageIndex = [](InputStage s) { return static_cast<int>(s); };

@@ -62,6 +62,9 @@ struct CompileOptions {
   /// Tokens per split-K partition of decode attention (a multiple of the
   /// 32-token tile).
   int64_t partitionSize = 256;
+  /// Waves per workgroup of the paged-attention prefill kernel (1, 2, 4
+  /// or 8).
+  int64_t prefillWaves = 4;
 };
 
 /// Result of a compilation: `output` holds text for textual stages and the

@@ -2,12 +2,18 @@
 //
 // uq.paged_attention as three wave-level kernels:
 //  - query:   decode's query kernel over the rows of [num_tokens, Hq, D];
-//  - prefill: one (query tile, KV head, split-K partition) per workgroup;
-//             the tile's 16 MFMA rows are `16 / G` query tokens of one
-//             sequence times the G query heads of the KV head (G = the GQA
-//             ratio; 16 % G rows stay idle). The key loop pages through the
-//             sequence's block table like decode's partial kernel, from the
-//             first key any row of the tile sees to the last; each row masks
+//  - prefill: one (query tile, KV head, split-K partition) per workgroup
+//             of W waves (cfg.prefillWaves); each wave's 16 MFMA rows are
+//             `16 / G` query tokens of one sequence times the G query heads
+//             of the KV head (G = the GQA ratio; 16 % G rows stay idle), the
+//             tile is the W waves' consecutive tokens. The key loop pages
+//             through the sequence's block table like decode's partial
+//             kernel, from the first key any row of the workgroup sees to
+//             the last (the same loop in every wave: every wave meets every
+//             barrier). With W > 1 the waves copy each key tile's slot bytes
+//             into one LDS buffer (each wave 32 / W of its tokens), barrier,
+//             and read their K and V operands from it (FormatOps::lds), so a
+//             tile is read from memory once per workgroup; each row masks
 //             its own keys (causal: key <= position; with a window W also
 //             key > position - W) and runs decode's online softmax with a
 //             guard for rows that have seen no key yet. QK is the scaled
@@ -24,9 +30,9 @@
 // every row of the result is written. Each workgroup finds its sequence by
 // a scan over query_start_loc.
 //
-// Not done (docs/gpu-kernels.md, "Paged attention"): one wave per
-// workgroup, so a key tile is read from memory once per query tile and KV
-// head (no LDS sharing between waves); 16-row tiles only (no 32x32x64
+// Not done (docs/gpu-kernels.md, "Paged attention"): the FP4 V tile is
+// converted to bf16 by every wave (not once per workgroup through LDS), the
+// LDS copy is not double-buffered, and 16-row tiles only (no 32x32x64
 // MFMA).
 //
 //===----------------------------------------------------------------------===//
@@ -42,7 +48,7 @@ using namespace uq::wave;
 using namespace uq::wave::detail;
 
 int64_t uq::wave::prefillTokensPerTile(const AttentionConfig &cfg) {
-  return kRows / cfg.group();
+  return cfg.prefillWaves * (kRows / cfg.group());
 }
 
 gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
@@ -51,8 +57,13 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   const int64_t d = cfg.headDim, hq = cfg.numQHeads, hkv = cfg.numKVHeads;
   const int64_t bs = cfg.blockSize, sb = cfg.slotBytes, t = cfg.tileTokens;
   const int64_t g = cfg.group();
+  // W waves of 16 rows: tpw tokens per wave, tpt per workgroup.
+  const int64_t waves = cfg.prefillWaves;
+  const int64_t tpw = kRows / g;
   const int64_t tpt = prefillTokensPerTile(cfg);
+  assert(waves >= 1 && t % waves == 0 && "the waves split the key tile");
   spec.name = cfg.base + "_prefill";
+  spec.block = {64 * waves, 1, 1};
   spec.op = "paged_attention_partial";
   spec.args = {
       {"query_prepared", "global_buffer", cfg.queryWorkspaceDtype(),
@@ -100,6 +111,8 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
                  {"partition_size", cfg.partitionSize},
                  {"tile_tokens", t},
                  {"tokens_per_tile", tpt},
+                 {"waves_per_workgroup", waves},
+                 {"tokens_per_wave", tpw},
                  {"window", cfg.window}};
   spec.gridRule =
       "(num_query_tiles, num_kv_heads, num_partitions); num_query_tiles >= "
@@ -226,7 +239,15 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   // Tiles are aligned to t (blockIdsOfTile reads one table entry per block).
   Value loopStart = w.mul(w.divu(start, w.idx(t)), w.idx(t));
 
-  // Rows: row r is token tok0 + r / G, query head kvh * G + r % G.
+  // Wave `wave` of the workgroup owns the tokens [waveTok0, waveTok0 +
+  // tpw) of [tok0, tokEnd); a wave past tokEnd has no rows (it still copies
+  // its share of every key tile and meets every barrier). The key range
+  // above is the workgroup's: the same loop in every wave.
+  Value wave = waves > 1 ? gpu::SubgroupIdOp::create(b, loc, IntegerAttr())
+                               .getResult()
+                         : c0;
+  Value waveTok0 = w.add(tok0, w.mul(wave, w.idx(tpw)));
+  // Rows: row r is token waveTok0 + r / G, query head kvh * G + r % G.
   // r / G in f32 (trunc((r + 0.5) / G): exact for r < 16), r % G =
   // r - G (r / G): no integer vector division. LLVM 22's InstCombine /
   // VectorCombine turned the distributed `udiv <4 x i64> rows, 4` (G = 4;
@@ -251,12 +272,13 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
       arith::FPToSIOp::create(b, loc, w.vec({kRows}, i32), rowTokF));
   Value rowHead = w.sub(rows, w.mul(rowTok, w.splat(w.idx(g), {kRows})));
   Value rowMask = w.andi(
-      w.cmp(CmpIPredicate::ult, rowTok, w.splat(w.idx(tpt), {kRows})),
-      w.cmp(CmpIPredicate::ult, w.add(w.splat(tok0, {kRows}), rowTok),
+      w.cmp(CmpIPredicate::ult, rowTok, w.splat(w.idx(tpw), {kRows})),
+      w.cmp(CmpIPredicate::ult, w.add(w.splat(waveTok0, {kRows}), rowTok),
             w.splat(tokEnd, {kRows})));
-  // Masked rows point at the tile's first row (they are not read).
-  Value tokOfRow = w.select(rowMask, w.add(w.splat(tok0, {kRows}), rowTok),
-                            w.splat(tok0, {kRows}));
+  // Masked rows point at the workgroup's first row (they are not read).
+  Value tokOfRow =
+      w.select(rowMask, w.add(w.splat(waveTok0, {kRows}), rowTok),
+               w.splat(tok0, {kRows}));
   Value headOfRow = w.add(w.splat(w.mul(kvh, w.idx(g)), {kRows}),
                           w.select(rowMask, rowHead, w.splat(c0, {kRows})));
   Value rowHeads = w.add(w.mul(tokOfRow, w.splat(w.idx(hq), {kRows})),
@@ -266,6 +288,19 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value tables = arg(f, spec, w, "block_tables");
   FormatOps fmt{cfg, w, cache, arg(f, spec, w, "query_prepared"), t, d};
   Value q = fmt.loadQuery(rowOffsets, rowMask);
+  // W > 1: the key tile's slot bytes go through one LDS copy per
+  // workgroup; wave w copies the tile's tokens [w * t / W, (w + 1) * t / W).
+  const int64_t share = t / waves;
+  Value shareLo, shareHi;
+  if (waves > 1) {
+    fmt.lds = f.addWorkgroupAttribution(
+        MemRefType::get({fmt.ldsTileBytes()}, b.getI8Type(), AffineMap(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)),
+        loc);
+    shareLo = w.mul(wave, w.idx(share));
+    shareHi = w.add(shareLo, w.idx(share));
+  }
 
   // Each row's position as f32 (exact below 2^24 tokens; rows past the
   // tile get -1: they see nothing).
@@ -304,6 +339,15 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
                       lw.splat(kvh, {t}));
         slot = lw.mul(slot, lw.splat(lw.idx(sb), {t}));
 
+        if (fmt.lds) {
+          Value at = lw.step(t);
+          Value mine = lw.andi(
+              valid,
+              lw.andi(lw.cmp(CmpIPredicate::uge, at, lw.splat(shareLo, {t})),
+                      lw.cmp(CmpIPredicate::ult, at, lw.splat(shareHi, {t}))));
+          fmt.stageTile(slot, mine);
+          gpu::BarrierOp::create(lb, loc);
+        }
         Value s = fmt.keyLogits(q, slot, valid);
         Value x = arith::MulFOp::create(
             lb, loc, s, lw.constSplat(lb.getF32FloatAttr(scale2), {kRows, t}));
@@ -345,6 +389,9 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
         Value accScaled =
             arith::MulFOp::create(lb, loc, acc, lw.broadcastRows(alpha, d));
         Value accNew = fmt.accumulatePV(p, slot, valid, accScaled);
+        // Every wave has read the copy before the next tile overwrites it.
+        if (fmt.lds)
+          gpu::BarrierOp::create(lb, loc);
         scf::YieldOp::create(lb, loc, ValueRange{mt, lsum, accNew});
       });
 

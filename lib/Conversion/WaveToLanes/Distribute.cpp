@@ -21,6 +21,14 @@
 //    shuffles where the span's bit is a lane bit;
 //  - uq.to_layout: through a workgroup (LDS) buffer, runs stored and loaded
 //    along the destination's longest runs, with barriers.
+// A kernel whose known block size is W > 1 waves (the multi-wave prefill
+// kernel): the lane is thread_id.x % 64, gpu.subgroup_id becomes the wave
+// index thread_id.x / 64 made uniform (v_readfirstlane), and each wave
+// stages its uq.to_layout conversions in its own part of the LDS buffer.
+// Workgroup buffers the wave-level kernel declares itself (its own LDS
+// tiles) are read and written by the same load/store patterns as global
+// memory: the address space only changes the instructions the ROCDL
+// conversion selects (ds_read/ds_write).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +71,8 @@ constexpr llvm::StringLiteral kReassocAttr = "uq.reassociate";
 /// Only for maxima whose NaN reaches the result another way (the softmax:
 /// exp2(NaN - max) is NaN); without it the maximum propagates NaN.
 constexpr llvm::StringLiteral kMaxIgnoresNaNAttr = "uq.max_ignores_nan";
+/// On a kernel this pass has distributed (it is not distributed twice).
+constexpr llvm::StringLiteral kDistributedAttr = "uq.distributed";
 
 bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
@@ -188,6 +198,10 @@ private:
   SmallVector<Value> loopLds;
   /// A workgroup buffer of \p type: a free one, or a new attribution.
   Value acquireLds(MemRefType type);
+  /// Waves per workgroup (the known block size / 64) and, with more than
+  /// one, the uniform wave index.
+  int64_t waves = 1;
+  Value waveId;
 };
 
 FailureOr<Layout> Distributor::layoutOf(Value v) {
@@ -321,10 +335,17 @@ Value Distributor::rowButterflyPartner(Value x, int64_t offset) {
 
 LogicalResult Distributor::run() {
   Block &old = func.getBody().front();
-  if (!func.getWorkgroupAttributions().empty())
-    return func.emitOpError("is already distributed (it has workgroup "
-                            "buffers)");
+  if (func->hasAttr(kDistributedAttr))
+    return func.emitOpError("is already distributed");
   loc = func.getLoc();
+  if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize()) {
+    if ((*known)[0] % kWaveSize != 0 || (*known)[1] != 1 || (*known)[2] != 1)
+      return func.emitOpError()
+             << "cannot be distributed: the known block size must be whole "
+                "64-lane waves along x, got "
+             << (*known)[0] << "x" << (*known)[1] << "x" << (*known)[2];
+    waves = std::max<int64_t>(1, (*known)[0] / kWaveSize);
+  }
   // Distribute into a new entry block (LDS buffers are added to it as
   // workgroup attributions), then drop the old one.
   Block *fresh = new Block();
@@ -332,12 +353,23 @@ LogicalResult Distributor::run() {
   for (BlockArgument a : old.getArguments())
     map.map(a, fresh->addArgument(a.getType(), a.getLoc()));
   b.setInsertionPointToStart(fresh);
-  // The lane id, first thing in the kernel (blocks are one wave).
+  // The lane id, first thing in the kernel.
   lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (waves > 1) {
+    Value tid = lane;
+    lane = arith::RemUIOp::create(b, loc, tid, idx(kWaveSize));
+    // The wave index is the same in every lane: one SGPR.
+    Value w = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::DivUIOp::create(b, loc, tid, idx(kWaveSize)));
+    w = ROCDL::ReadfirstlaneOp::create(b, loc, b.getI32Type(), w);
+    waveId = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), w);
+  }
   if (failed(distributeBlock(old)))
     return failure();
   old.dropAllDefinedValueUses();
   old.erase();
+  func->setAttr(kDistributedAttr, b.getUnitAttr());
   return success();
 }
 
@@ -355,6 +387,10 @@ LogicalResult Distributor::distribute(Operation *op) {
     return forLoop(loop);
   if (auto i = dyn_cast<scf::IfOp>(op))
     return ifOp(i);
+  if (auto s = dyn_cast<gpu::SubgroupIdOp>(op)) {
+    map.map(s.getResult(), waves > 1 ? waveId : idx(0));
+    return success();
+  }
   bool vectorOp = llvm::any_of(op->getOperandTypes(),
                                [](Type t) { return isa<VectorType>(t); }) ||
                   llvm::any_of(op->getResultTypes(),
@@ -1082,17 +1118,24 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
   // LDS keeps the destination's longest runs contiguous.
   int64_t inner = dst.dim(0).elems > dst.dim(1).elems ? 0 : 1;
+  // With several waves, wave w converts in elements [w * rows * cols, ...).
+  Value waveBase =
+      waves > 1 ? arith::MulIOp::create(b, loc, waveId, idx(rows * cols))
+                      .getResult()
+                : Value();
   auto linear = [&](Value r, Value c) {
-    return inner == 1
-               ? arith::AddIOp::create(
-                     b, loc, arith::MulIOp::create(b, loc, r, idx(cols)), c)
-                     .getResult()
-               : arith::AddIOp::create(
-                     b, loc, arith::MulIOp::create(b, loc, c, idx(rows)), r)
-                     .getResult();
+    Value at = inner == 1
+                   ? arith::AddIOp::create(
+                         b, loc, arith::MulIOp::create(b, loc, r, idx(cols)), c)
+                         .getResult()
+                   : arith::AddIOp::create(
+                         b, loc, arith::MulIOp::create(b, loc, c, idx(rows)), r)
+                         .getResult();
+    return waveBase ? arith::AddIOp::create(b, loc, at, waveBase).getResult()
+                    : at;
   };
   Value buf = acquireLds(MemRefType::get(
-      {rows * cols}, elem, AffineMap(),
+      {rows * cols * waves}, elem, AffineMap(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
 
   // Writes: runs of the source along `inner`, gathered from the lane's
