@@ -122,9 +122,10 @@ struct FormatOps {
   /// query_precision = fp8_e4m3_scaled; null: scale 1.
   Value queryScales = {};
   /// A workgroup (LDS) buffer holding the key tile's slot bytes
-  /// (stageTile's copy, laid out as tileRegions says); null: keyLogits and
-  /// accumulatePV read the cache directly.
+  /// (storeTile's copy, laid out as tileRegions says, from byte ldsBase);
+  /// null: keyLogits and accumulatePV read the cache directly.
   Value lds = {};
+  Value ldsBase = {};
 
   /// One run of bytes of a slot that the products read: at \p slotOffset
   /// in the slot, \p width bytes of data loaded as \p cols bytes per token
@@ -188,26 +189,27 @@ struct FormatOps {
     Region r = tileRegions()[i];
     VectorType type = w.vec({t, r.cols}, w.b.getI8Type());
     if (lds)
-      return uq::LoadRowsOp::create(w.b, w.loc, type, lds, ldsRows(r), valid,
-                                    nullptr);
+      return uq::LoadRowsOp::create(w.b, w.loc, type, lds,
+                                    ldsRows(r, ldsBase), valid, nullptr);
     Value at =
         r.slotOffset ? w.add(slots, w.splat(w.idx(r.slotOffset), {t})) : slots;
     return uq::LoadRowsOp::create(
         w.b, w.loc, type, cache, at, valid,
         r.width == r.cols ? IntegerAttr() : w.b.getI64IntegerAttr(r.width));
   }
-  /// Byte offsets of the tile's tokens in region \p r of the LDS copy.
-  Value ldsRows(const Region &r) {
-    return w.add(w.splat(w.idx(r.ldsOffset), {t}),
+  /// Byte offsets of the tile's tokens in region \p r of the LDS copy
+  /// that starts at byte \p base.
+  Value ldsRows(const Region &r, Value base) {
+    return w.add(w.splat(w.add(base, w.idx(r.ldsOffset)), {t}),
                  w.mul(w.step(t), w.splat(w.idx(r.pitch), {t})));
   }
-  /// Copies the tokens of \p mine (this wave's share of the valid tokens)
-  /// from the cache into the LDS copy: every region, padded to its cols
-  /// with zeros. A gpu.barrier must follow before any wave reads it.
-  void stageTile(Value slots, Value mine) {
-    assert(lds && "no LDS buffer to stage into");
+  /// Loads the tokens of \p mine (this wave's share of the valid tokens)
+  /// of every region from the cache, padded to its cols with zeros: the
+  /// first half of a copy into LDS (storeTile, after other work).
+  SmallVector<Value> loadTile(Value slots, Value mine) {
     Value buf = lds;
     lds = Value();
+    SmallVector<Value> out;
     for (auto [i, r] : llvm::enumerate(tileRegions())) {
       Value bytes = readRegion(i, slots, mine);
       // Rows over 16 lanes (4 lanes per row; 2 for 2-byte rows), as the
@@ -216,9 +218,18 @@ struct FormatOps {
       bytes.getDefiningOp()->setAttr(
           "uq.lanes_per_row", w.b.getI64IntegerAttr(std::min<int64_t>(
                                   4, std::max<int64_t>(1, r.cols))));
-      uq::StoreRowsOp::create(w.b, w.loc, bytes, buf, ldsRows(r), mine);
+      out.push_back(bytes);
     }
     lds = buf;
+    return out;
+  }
+  /// Stores loadTile's rows into the LDS copy at byte \p base. A
+  /// gpu.barrier must follow before any wave reads it.
+  void storeTile(ArrayRef<Value> bytes, Value base, Value mine) {
+    assert(lds && "no LDS buffer to store into");
+    for (auto [i, r] : llvm::enumerate(tileRegions()))
+      uq::StoreRowsOp::create(w.b, w.loc, bytes[i], lds, ldsRows(r, base),
+                              mine);
   }
 
   /// The query tile, once per partition: FP8 codes [16 x paddedK] for

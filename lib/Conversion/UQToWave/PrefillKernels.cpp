@@ -11,9 +11,11 @@
 //             kernel, from the first key any row of the workgroup sees to
 //             the last (the same loop in every wave: every wave meets every
 //             barrier). With W > 1 the waves copy each key tile's slot bytes
-//             into one LDS buffer (each wave 32 / W of its tokens), barrier,
-//             and read their K and V operands from it (FormatOps::lds), so a
-//             tile is read from memory once per workgroup; each row masks
+//             into LDS (each wave 32 / W of its tokens) and read their K and
+//             V operands from the copy (FormatOps::lds), so a tile is read
+//             from memory once per workgroup; two copies alternate (the
+//             loads of tile i + 1 are issued before the products of tile i,
+//             stored after them, one barrier per tile); each row masks
 //             its own keys (causal: key <= position; with a window W also
 //             key > position - W) and runs decode's online softmax with a
 //             guard for rows that have seen no key yet. QK is the scaled
@@ -31,9 +33,8 @@
 // a scan over query_start_loc.
 //
 // Not done (docs/gpu-kernels.md, "Paged attention"): the FP4 V tile is
-// converted to bf16 by every wave (not once per workgroup through LDS), the
-// LDS copy is not double-buffered, and 16-row tiles only (no 32x32x64
-// MFMA).
+// converted to bf16 by every wave (not once per workgroup through LDS), and
+// 16-row tiles only (no 32x32x64 MFMA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -290,11 +291,14 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value q = fmt.loadQuery(rowOffsets, rowMask);
   // W > 1: the key tile's slot bytes go through one LDS copy per
   // workgroup; wave w copies the tile's tokens [w * t / W, (w + 1) * t / W).
+  // Two copies (double buffering): while the waves compute on tile i from
+  // one, their loads of tile i + 1 are in flight and land in the other.
   const int64_t share = t / waves;
+  const int64_t tileBytes = fmt.ldsTileBytes();
   Value shareLo, shareHi;
   if (waves > 1) {
     fmt.lds = f.addWorkgroupAttribution(
-        MemRefType::get({fmt.ldsTileBytes()}, b.getI8Type(), AffineMap(),
+        MemRefType::get({2 * tileBytes}, b.getI8Type(), AffineMap(),
                         gpu::AddressSpaceAttr::get(
                             b.getContext(), gpu::AddressSpace::Workgroup)),
         loc);
@@ -321,32 +325,75 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value maxBlock = w.sub(numBlocks, c1);
   Value tableRow = w.mul(seq, maxBlocks);
   const float scale2 = cfg.softmaxScale * kLog2e;
+  // The tile's tokens from t0 that are keys of the partition.
+  auto validOf = [&](WaveBuilder &lw, Value tok) {
+    return lw.andi(lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t})),
+                   lw.cmp(CmpIPredicate::uge, tok, lw.splat(start, {t})));
+  };
+  // Byte offsets of the slots of the tile at t0 (tokens tok).
+  auto slotsOf = [&](WaveBuilder &lw, Value t0, Value tok, Value valid) {
+    Value bsv = lw.splat(lw.idx(bs), {t});
+    Value blk =
+        blockIdsOfTile(lw, tables, tableRow, t0, end, bs, t, tok, valid);
+    blk = lw.max(lw.min(blk, lw.splat(maxBlock, {t})), lw.splat(c0, {t}));
+    Value slot = lw.add(lw.mul(blk, bsv), lw.remu(tok, bsv));
+    slot = lw.add(lw.mul(slot, lw.splat(lw.idx(hkv), {t})),
+                  lw.splat(kvh, {t}));
+    return lw.mul(slot, lw.splat(lw.idx(sb), {t}));
+  };
+  // This wave's share of the valid tokens of a tile.
+  auto mineOf = [&](WaveBuilder &lw, Value valid) {
+    Value at = lw.step(t);
+    return lw.andi(
+        valid, lw.andi(lw.cmp(CmpIPredicate::uge, at, lw.splat(shareLo, {t})),
+                       lw.cmp(CmpIPredicate::ult, at, lw.splat(shareHi, {t}))));
+  };
+  if (fmt.lds) {
+    // The first tile into copy 0 (when the loop runs at all: the block
+    // table is read only for tiles of the loop).
+    {
+      auto ifOp = scf::IfOp::create(b, loc,
+                                    w.cmp(CmpIPredicate::ult, loopStart, end),
+                                    /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      Value tok = w.stepFrom(loopStart, t);
+      Value valid = validOf(w, tok);
+      Value mine = mineOf(w, valid);
+      fmt.storeTile(fmt.loadTile(slotsOf(w, loopStart, tok, valid), mine), c0,
+                    mine);
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
   auto loop = scf::ForOp::create(
       b, loc, loopStart, end, w.idx(t), ValueRange{mInit, lInit, accInit},
       [&](OpBuilder &lb, Location, Value t0, ValueRange iter) {
         WaveBuilder lw(lb, loc);
         Value tok = lw.stepFrom(t0, t);
-        Value valid =
-            lw.andi(lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t})),
-                    lw.cmp(CmpIPredicate::uge, tok, lw.splat(start, {t})));
-        Value bsv = lw.splat(lw.idx(bs), {t});
-        Value blk = blockIdsOfTile(lw, tables, tableRow, t0, end, bs, t, tok,
-                                   valid);
-        blk = lw.max(lw.min(blk, lw.splat(maxBlock, {t})),
-                     lw.splat(c0, {t}));
-        Value slot = lw.add(lw.mul(blk, bsv), lw.remu(tok, bsv));
-        slot = lw.add(lw.mul(slot, lw.splat(lw.idx(hkv), {t})),
-                      lw.splat(kvh, {t}));
-        slot = lw.mul(slot, lw.splat(lw.idx(sb), {t}));
-
+        Value valid = validOf(lw, tok);
+        Value slot, mineNext, nextBase;
+        SmallVector<Value> next;
         if (fmt.lds) {
-          Value at = lw.step(t);
-          Value mine = lw.andi(
-              valid,
-              lw.andi(lw.cmp(CmpIPredicate::uge, at, lw.splat(shareLo, {t})),
-                      lw.cmp(CmpIPredicate::ult, at, lw.splat(shareHi, {t}))));
-          fmt.stageTile(slot, mine);
-          gpu::BarrierOp::create(lb, loc);
+          // Tile i sits in copy i % 2; issue the loads of tile i + 1 now
+          // (a tile past the end loads nothing; its table reads are the
+          // current tile's).
+          Value i = lw.divu(lw.sub(t0, loopStart), lw.idx(t));
+          // (Both bases as products, not next = tileBytes - cur: LLVM folds
+          // the constant of `x - cur + c` into the ds_write offset with a
+          // wrapping negative address register, which the emulator reports
+          // as out of bounds.)
+          Value cur = lw.mul(lw.remu(i, lw.idx(2)), lw.idx(tileBytes));
+          nextBase = lw.mul(lw.remu(lw.add(i, lw.idx(1)), lw.idx(2)),
+                            lw.idx(tileBytes));
+          Value t0n = lw.add(t0, lw.idx(t));
+          Value tokN = lw.stepFrom(t0n, t);
+          Value validN = validOf(lw, tokN);
+          Value t0c = lw.select(lw.cmp(CmpIPredicate::ult, t0n, end), t0n, t0);
+          mineNext = mineOf(lw, validN);
+          next = fmt.loadTile(slotsOf(lw, t0c, tokN, validN), mineNext);
+          fmt.ldsBase = cur;
+        } else {
+          slot = slotsOf(lw, t0, tok, valid);
         }
         Value s = fmt.keyLogits(q, slot, valid);
         Value x = arith::MulFOp::create(
@@ -389,9 +436,13 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
         Value accScaled =
             arith::MulFOp::create(lb, loc, acc, lw.broadcastRows(alpha, d));
         Value accNew = fmt.accumulatePV(p, slot, valid, accScaled);
-        // Every wave has read the copy before the next tile overwrites it.
-        if (fmt.lds)
+        // Tile i + 1 into the other copy; the barrier makes it visible and
+        // keeps any wave from overwriting copy i % 2 (in iteration i + 1)
+        // before every wave has read it.
+        if (fmt.lds) {
+          fmt.storeTile(next, nextBase, mineNext);
           gpu::BarrierOp::create(lb, loc);
+        }
         scf::YieldOp::create(lb, loc, ValueRange{mt, lsum, accNew});
       });
 
