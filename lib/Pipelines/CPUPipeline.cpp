@@ -31,6 +31,9 @@ void uq::buildCPUPipeline(OpPassManager &pm,
   if (options.waveKernels) {
     ConvertUQToWavePassOptions toWave;
     toWave.partitionSize = options.partitionSize;
+    // One wave per prefill workgroup: the host runs a workgroup as one
+    // wave-level program (no LDS, no barriers; docs/gpu-compiler.md).
+    toWave.prefillWaves = 1;
     pm.addPass(createConvertUQToWavePass(toWave));
     pm.addPass(createInlineKernelsOnHostPass());
     pm.addPass(createLowerTileOpsPass());

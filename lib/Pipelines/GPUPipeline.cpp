@@ -17,6 +17,7 @@ void uq::buildWavePipeline(OpPassManager &pm,
                            const GPUPipelineOptions &options) {
   ConvertUQToWavePassOptions opts;
   opts.partitionSize = options.partitionSize;
+  opts.prefillWaves = options.prefillWaves;
   // Tile every uq op into wave-level kernels and host launches.
   pm.addPass(createConvertUQToWavePass(opts));
   // Fold constant index arithmetic (kernels) and static sizes (host
@@ -80,10 +81,16 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "partition-size",
       llvm::cl::desc("Tokens per split-K partition (multiple of 32)"),
       llvm::cl::init(256)};
+  Option<int64_t> prefillWaves{
+      *this, "prefill-waves",
+      llvm::cl::desc("Waves per workgroup of the paged-attention prefill "
+                     "kernel (1, 2, 4 or 8)"),
+      llvm::cl::init(4)};
   uq::GPUPipelineOptions get() const {
     uq::GPUPipelineOptions o;
     o.chip = chip;
     o.partitionSize = partitionSize;
+    o.prefillWaves = prefillWaves;
     return o;
   }
 };

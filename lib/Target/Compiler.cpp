@@ -36,6 +36,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -503,6 +505,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   GPUPipelineOptions gpuOptions;
   gpuOptions.chip = options.chip;
   gpuOptions.partitionSize = options.partitionSize;
+  gpuOptions.prefillWaves = options.prefillWaves;
   InputStage from = options.from == InputStage::Auto ? detectStage(module)
                                                      : options.from;
   auto stageIndex = [](InputStage s) { return static_cast<int>(s); };
@@ -565,6 +568,27 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   }
 
   llvm::LLVMContext llvmCtx;
+  // The occupancy hint (options.wavesPerSimd) is a request: LLVM warns on
+  // stderr when a kernel cannot reach it without spilling and keeps the
+  // occupancy it has (the JSON's `occupancy` reports it). That warning is
+  // expected, so it is dropped; every other diagnostic is printed as LLVM
+  // would.
+  llvmCtx.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo *di, void *) {
+        std::string msg;
+        llvm::raw_string_ostream os(msg);
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        di->print(printer);
+        if (di->getSeverity() == llvm::DS_Warning &&
+            llvm::StringRef(msg).contains("failed to meet occupancy target"))
+          return;
+        if (di->getSeverity() == llvm::DS_Remark ||
+            di->getSeverity() == llvm::DS_Note)
+          return;
+        llvm::errs() << (di->getSeverity() == llvm::DS_Error ? "error: "
+                                                             : "warning: ")
+                     << msg << "\n";
+      });
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(gpuModule, llvmCtx, "uq_kernels");
   if (!llvmModule)

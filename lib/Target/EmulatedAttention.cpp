@@ -10,6 +10,7 @@
 #include "uq/Target/Compiler.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <charconv>
@@ -869,7 +870,10 @@ struct PagedSetup {
   int64_t numTokens = 0, parts = 1, tiles = 0, tokensPerTile = 1;
 };
 
-llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp) {
+/// \p tokensPerTile: the prefill kernel's `tokens_per_tile` (its JSON
+/// params): query tokens per workgroup.
+llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp,
+                                      int64_t tokensPerTile) {
   const AttentionProblem &cfg = pp.config;
   const size_t ns = pp.seqLens.size();
   if (pp.queryLens.size() != ns)
@@ -930,7 +934,9 @@ llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp) {
                  : std::max<int64_t>(1, (p.maxBlocks * bs +
                                          cfg.partitionSize - 1) /
                                             cfg.partitionSize);
-  su.tokensPerTile = 16 / (hq / hkv);
+  if (tokensPerTile <= 0)
+    return makeError("the prefill kernel's tokens_per_tile must be positive");
+  su.tokensPerTile = tokensPerTile;
   su.tiles = su.numTokens / su.tokensPerTile + int64_t(ns) + 2;
   return su;
 }
@@ -970,6 +976,8 @@ struct CompiledPagedAttention::Impl {
   std::string ir, json, hsaco;
   std::unique_ptr<emu::CodeObject> codeObject;
   std::vector<emu::KernelDescription> kernels;
+  /// The prefill kernel's `tokens_per_tile` from the kernel JSON.
+  int64_t tokensPerTile = 0;
 
   llvm::Error checkShape(const PagedAttentionProblem &pp) const {
     const AttentionProblem &a = shape.config, &b = pp.config;
@@ -978,7 +986,8 @@ struct CompiledPagedAttention::Impl {
         a.sinks != b.sinks || a.format != b.format || a.dtype != b.dtype ||
         a.outType != b.outType || a.c != b.c || a.mseSearch != b.mseSearch ||
         a.vRotated != b.vRotated || a.softmaxScale != b.softmaxScale ||
-        a.partitionSize != b.partitionSize || shape.window != pp.window)
+        a.partitionSize != b.partitionSize ||
+        a.prefillWaves != b.prefillWaves || shape.window != pp.window)
       return makeError("the problem's configuration differs from the "
                        "compiled one");
     return llvm::Error::success();
@@ -1012,6 +1021,7 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   c->impl->ir = pagedProgramIR(pp, slotBytes);
   CompileOptions options;
   options.partitionSize = cfg.partitionSize;
+  options.prefillWaves = cfg.prefillWaves;
   auto compiled = compileSource(c->impl->ir, "emulated-paged-attention",
                                 options);
   if (!compiled)
@@ -1029,6 +1039,22 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   if (!kernels)
     return kernels.takeError();
   c->impl->kernels = std::move(*kernels);
+  // The grid rule's tokens per workgroup, as the JSON gives it.
+  llvm::Expected<llvm::json::Value> doc = llvm::json::parse(c->impl->json);
+  if (!doc)
+    return doc.takeError();
+  if (const llvm::json::Array *ks =
+          doc->getAsObject() ? doc->getAsObject()->getArray("kernels")
+                             : nullptr)
+    for (const llvm::json::Value &k : *ks)
+      if (const llvm::json::Object *o = k.getAsObject())
+        if (o->getString("name") == llvm::StringRef("paged_0_prefill"))
+          if (const llvm::json::Object *ps = o->getObject("params"))
+            c->impl->tokensPerTile =
+                ps->getInteger("tokens_per_tile").value_or(0);
+  if (c->impl->tokensPerTile <= 0)
+    return makeError("the kernel JSON gives no tokens_per_tile for "
+                     "paged_0_prefill");
   return c;
 }
 
@@ -1036,7 +1062,7 @@ llvm::Expected<PagedAttentionReport>
 CompiledPagedAttention::run(const PagedAttentionProblem &pp) const {
   if (llvm::Error err = impl->checkShape(pp))
     return std::move(err);
-  auto suOr = setUpPaged(pp);
+  auto suOr = setUpPaged(pp, impl->tokensPerTile);
   if (!suOr)
     return suOr.takeError();
   const PagedSetup &su = *suOr;
@@ -1129,7 +1155,7 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
     return std::move(err);
   if (samples == 0)
     return makeError("at least one sampled workgroup per launch is needed");
-  auto suOr = setUpPaged(pp);
+  auto suOr = setUpPaged(pp, impl->tokensPerTile);
   if (!suOr)
     return suOr.takeError();
   const PagedSetup &su = *suOr;

@@ -1,7 +1,7 @@
 //===- uq-compile.cpp - uq IR to gfx950 code objects ----------------------===//
 //
 // uq-compile INPUT.mlir -o OUT.hsaco [--chip gfx950] [--emit=STAGE]
-//                       [--from=STAGE] [--partition-size N]
+//                       [--from=STAGE] [--partition-size N] [--prefill-waves W]
 //                       [--kernels-json FILE]
 // Writes its output only on success; diagnostics go to stderr.
 //
@@ -52,6 +52,11 @@ static cl::opt<int64_t> wavesPerSimd(
              "1-8; a kernel that would spill is compiled without it; 0: no "
              "hint)"),
     cl::init(4), cl::cat(category));
+static cl::opt<int64_t> prefillWaves(
+    "prefill-waves",
+    cl::desc("Waves per workgroup of uq.paged_attention's prefill kernel "
+             "(1, 2, 4 or 8; they share key/value tiles through LDS)"),
+    cl::init(4), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
@@ -88,6 +93,7 @@ int main(int argc, char **argv) {
     return error("--waves-per-simd must be 0 (no hint) or 1 to 8, got " +
                  llvm::Twine(wavesPerSimd.getValue()));
   options.wavesPerSimd = wavesPerSimd;
+  options.prefillWaves = prefillWaves;
   auto result = uq::compileSource((*input)->getBuffer(),
                                   inputFile == "-" ? std::string("<stdin>")
                                                    : std::string(inputFile),

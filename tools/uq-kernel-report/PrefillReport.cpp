@@ -38,6 +38,7 @@ llvm::Expected<Figures> measure(const PrefillReportOptions &o,
   pp.config.blockSize = o.blockSize;
   pp.config.format = format;
   pp.config.partitionSize = o.partitionSize;
+  pp.config.prefillWaves = o.prefillWaves;
   auto compiled = CompiledPagedAttention::compile(pp);
   if (!compiled)
     return compiled.takeError();
@@ -68,9 +69,10 @@ int uq::runPrefillReport(const PrefillReportOptions &o) {
   llvm::outs() << llvm::formatv(
       "uq kernel report --prefill: gfx950 timing model, {0} new tokens over a "
       "{1}-token cached prefix, head_dim {2}, {3} query heads / {4} KV heads "
-      "(GQA {5}), block size {6}, {7} sampled workgroups per launch\n\n",
+      "(GQA {5}), block size {6}, {7} waves per prefill workgroup, {8} "
+      "sampled workgroups per launch\n\n",
       o.newTokens, o.prefix, o.headDim, o.numQHeads, o.numKVHeads,
-      o.numQHeads / o.numKVHeads, o.blockSize, o.samples);
+      o.numQHeads / o.numKVHeads, o.blockSize, o.prefillWaves, o.samples);
   double uqUs = 0, fp8Us = 0;
   bool ok = true;
   for (KVCacheKind k : {KVCacheKind::UltraQuant, KVCacheKind::FP8}) {

@@ -12,6 +12,8 @@ struct PrefillReportOptions {
   int64_t partitionSize = 256;
   int64_t newTokens = 4096, prefix = 32768;
   unsigned samples = 4;
+  /// Waves per prefill workgroup (uq-compile --prefill-waves).
+  int64_t prefillWaves = 4;
 };
 
 /// Prints the timing model's figures of a long prefill for the uq4 and fp8

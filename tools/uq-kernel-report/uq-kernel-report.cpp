@@ -256,6 +256,9 @@ static cl::opt<int64_t> newTokens("new-tokens", cl::init(4096),
                                   cl::desc("--prefill: new query tokens"));
 static cl::opt<int64_t> prefixTokens(
     "prefix", cl::init(32768), cl::desc("--prefill: cached prefix tokens"));
+static cl::opt<int64_t> prefillWavesOpt(
+    "prefill-waves", cl::init(4),
+    cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"));
 
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
@@ -296,6 +299,8 @@ int main(int argc, char **argv) {
                     "or --table\n";
     return 1;
   }
+  if (prefillWavesOpt.getNumOccurrences() && !prefill)
+    return error("--prefill-waves goes with --prefill");
   if (prefill)
     return uq::runPrefillReport({numQHeads, numKVHeads, headDim, blockSize,
                                  partitionSize, newTokens, prefixTokens,
@@ -303,7 +308,8 @@ int main(int argc, char **argv) {
                                  // launch unless given.
                                  samplesOpt.getNumOccurrences()
                                      ? samplesOpt.getValue()
-                                     : 4u});
+                                     : 4u,
+                                 prefillWavesOpt});
   // Sizes the harness can hold (finer rules are the IR verifier's, reported
   // as located diagnostics).
   auto inRange = [](int64_t v, int64_t hi) { return v >= 1 && v <= hi; };

@@ -116,6 +116,10 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
            "multiple of tile-tokens)">,
     Option<"tileTokens", "tile-tokens", "int64_t", /*default=*/"32",
            "Keys per iteration of the attention kernels' key loop">,
+    Option<"prefillWaves", "prefill-waves", "int64_t", /*default=*/"4",
+           "Waves per workgroup of uq.paged_attention's prefill kernel (1, "
+           "2, 4 or 8): each wave owns 16 MFMA rows, the waves share every "
+           "key/value tile through LDS">,
   ];
 }
 

@@ -21,6 +21,8 @@ struct GPUPipelineOptions {
   std::string chip = "gfx950";
   /// Tokens per split-K partition of decode attention.
   int64_t partitionSize = 256;
+  /// Waves per workgroup of the paged-attention prefill kernel.
+  int64_t prefillWaves = 4;
 };
 
 /// Stage 1 (tiling): uq ops -> wave-level gpu.func kernels (whole-wave

@@ -67,6 +67,9 @@ struct CompileOptions {
   /// is compiled again without the hint (uq kernels never use scratch).
   /// 0: no hint.
   int64_t wavesPerSimd = 4;
+  /// Waves per workgroup of the paged-attention prefill kernel (1, 2, 4
+  /// or 8).
+  int64_t prefillWaves = 4;
 };
 
 /// Result of a compilation: `output` holds text for textual stages and the

@@ -49,6 +49,9 @@ struct AttentionProblem {
   std::vector<int32_t> seqLens = {1000};
   bool sinks = false;
   int64_t partitionSize = 256;
+  /// Waves per workgroup of the paged-attention prefill kernel
+  /// (uq-compile --prefill-waves; paged problems only).
+  int64_t prefillWaves = 4;
   /// Element type of the query and of the new K/V rows: f32 or bf16.
   std::string dtype = "bf16";
   /// Element type of the attention result: f32, bf16 or f16.

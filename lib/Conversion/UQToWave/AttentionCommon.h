@@ -121,6 +121,116 @@ struct FormatOps {
   /// The query's A scales [16 x paddedK / 32] (E8M0) with
   /// query_precision = fp8_e4m3_scaled; null: scale 1.
   Value queryScales = {};
+  /// A workgroup (LDS) buffer holding the key tile's slot bytes
+  /// (storeTile's copy, laid out as tileRegions says, from byte ldsBase);
+  /// null: keyLogits and accumulatePV read the cache directly.
+  Value lds = {};
+  Value ldsBase = {};
+
+  /// One run of bytes of a slot that the products read: at \p slotOffset
+  /// in the slot, \p width bytes of data loaded as \p cols bytes per token
+  /// (cols > width: the MFMA's K padding, zeros). In LDS token i of the
+  /// tile holds its \p cols bytes at \p ldsOffset + i * \p pitch.
+  struct Region {
+    int64_t slotOffset, cols, width, ldsOffset = 0, pitch = 0;
+  };
+  /// The regions of a slot, keys first (codes, scales), then values.
+  SmallVector<Region> tileRegions() const {
+    SmallVector<Region> rs;
+    int64_t kp = paddedK(d);
+    switch (cfg.kFormat.getElement()) {
+    case ElementCode::bf16:
+      rs.push_back({0, 2 * d, 2 * d});
+      break;
+    case ElementCode::fp4_e2m1:
+      rs.push_back({0, kp / 2, d / 2});
+      rs.push_back(
+          {cfg.layout.getKeyScaleOffset(d, cfg.kFormat), kp / 32, d / 32});
+      break;
+    case ElementCode::fp8_e4m3:
+      rs.push_back({0, kp, d});
+      break;
+    }
+    int64_t codeOff = cfg.layout.getValueCodeOffset(d, cfg.kFormat);
+    switch (cfg.vFormat.getElement()) {
+    case ElementCode::fp4_e2m1:
+      rs.push_back({codeOff, d / 2, d / 2});
+      rs.push_back(
+          {cfg.layout.getValueScaleOffset(d, cfg.kFormat, cfg.vFormat),
+           d / 32, d / 32});
+      break;
+    case ElementCode::fp8_e4m3:
+      rs.push_back({codeOff, d, d});
+      break;
+    case ElementCode::bf16:
+      rs.push_back({codeOff, 2 * d, 2 * d});
+      break;
+    }
+    int64_t at = 0;
+    for (Region &r : rs) {
+      // Rows of a multiple of 64 bytes are padded by 16: the 16 rows a
+      // 16-byte-per-lane read touches fall into different banks (64 banks
+      // of 4 bytes; gfx950-notes.md), not into the same 4 banks every
+      // 256 / cols rows.
+      r.pitch = r.cols % 64 == 0 ? r.cols + 16 : r.cols;
+      r.ldsOffset = at;
+      at += t * r.pitch;
+    }
+    return rs;
+  }
+  /// Bytes of the LDS copy of one key tile.
+  int64_t ldsTileBytes() const {
+    Region last = tileRegions().back();
+    return last.ldsOffset + t * last.pitch;
+  }
+  /// Region \p i of the tile's tokens as [t x cols] bytes: from the cache
+  /// at the slots' byte offsets \p slots, or from the LDS copy.
+  Value readRegion(unsigned i, Value slots, Value valid) {
+    Region r = tileRegions()[i];
+    VectorType type = w.vec({t, r.cols}, w.b.getI8Type());
+    if (lds)
+      return uq::LoadRowsOp::create(w.b, w.loc, type, lds,
+                                    ldsRows(r, ldsBase), valid, nullptr);
+    Value at =
+        r.slotOffset ? w.add(slots, w.splat(w.idx(r.slotOffset), {t})) : slots;
+    return uq::LoadRowsOp::create(
+        w.b, w.loc, type, cache, at, valid,
+        r.width == r.cols ? IntegerAttr() : w.b.getI64IntegerAttr(r.width));
+  }
+  /// Byte offsets of the tile's tokens in region \p r of the LDS copy
+  /// that starts at byte \p base.
+  Value ldsRows(const Region &r, Value base) {
+    return w.add(w.splat(w.add(base, w.idx(r.ldsOffset)), {t}),
+                 w.mul(w.step(t), w.splat(w.idx(r.pitch), {t})));
+  }
+  /// Loads the tokens of \p mine (this wave's share of the valid tokens)
+  /// of every region from the cache, padded to its cols with zeros: the
+  /// first half of a copy into LDS (storeTile, after other work).
+  SmallVector<Value> loadTile(Value slots, Value mine) {
+    Value buf = lds;
+    lds = Value();
+    SmallVector<Value> out;
+    for (auto [i, r] : llvm::enumerate(tileRegions())) {
+      Value bytes = readRegion(i, slots, mine);
+      // Rows over 16 lanes (4 lanes per row; 2 for 2-byte rows), as the
+      // MFMA operands hold them: the block ids' [t / bs x bs] expansion
+      // (blockIdsOfTile) merges into that row layout.
+      bytes.getDefiningOp()->setAttr(
+          "uq.lanes_per_row", w.b.getI64IntegerAttr(std::min<int64_t>(
+                                  4, std::max<int64_t>(1, r.cols))));
+      out.push_back(bytes);
+    }
+    lds = buf;
+    return out;
+  }
+  /// Stores loadTile's rows into the LDS copy at byte \p base. A
+  /// gpu.barrier must follow before any wave reads it.
+  void storeTile(ArrayRef<Value> bytes, Value base, Value mine) {
+    assert(lds && "no LDS buffer to store into");
+    for (auto [i, r] : llvm::enumerate(tileRegions()))
+      uq::StoreRowsOp::create(w.b, w.loc, bytes[i], lds, ldsRows(r, base),
+                              mine);
+  }
 
   /// The query tile, once per partition: FP8 codes [16 x paddedK] for
   /// microscaled keys, bf16 [16 x D] for bf16 keys.
@@ -143,10 +253,8 @@ struct FormatOps {
   Value keyLogits(Value q, Value slots, Value valid) {
     KVFormatAttr kf = cfg.kFormat;
     Value zero = w.constSplat(w.b.getF32FloatAttr(0.0f), {kRows, t});
-    Type i8 = w.b.getI8Type();
     if (kf.getElement() == ElementCode::bf16) {
-      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, 2 * d}, i8),
-                                           cache, slots, valid, nullptr);
+      Value bytes = readRegion(0, slots, valid);
       Value k = w.bitcast(bytes, w.b.getBF16Type());
       return contract(w, q, k, zero, /*rhsTransposed=*/true);
     }
@@ -154,20 +262,12 @@ struct FormatOps {
     Value qScales = queryScales ? queryScales : constScales(w, kRows, kp);
     Value k, kScales;
     if (kf.getElement() == ElementCode::fp4_e2m1) {
-      Value bytes = uq::LoadRowsOp::create(
-          w.b, w.loc, w.vec({t, kp / 2}, i8), cache, slots, valid,
-          kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 2));
+      Value bytes = readRegion(0, slots, valid);
       k = w.bitcast(bytes, w.b.getType<Float4E2M1FNType>());
-      int64_t off = cfg.layout.getKeyScaleOffset(d, kf);
-      Value sOff = w.add(slots, w.splat(w.idx(off), {t}));
-      Value sBytes = uq::LoadRowsOp::create(
-          w.b, w.loc, w.vec({t, kp / 32}, i8), cache, sOff, valid,
-          kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 32));
+      Value sBytes = readRegion(1, slots, valid);
       kScales = w.bitcast(sBytes, w.b.getType<Float8E8M0FNUType>());
     } else {
-      Value bytes = uq::LoadRowsOp::create(
-          w.b, w.loc, w.vec({t, kp}, i8), cache, slots, valid,
-          kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d));
+      Value bytes = readRegion(0, slots, valid);
       k = w.bitcast(bytes, w.b.getType<Float8E4M3FNType>());
       kScales = constScales(w, t, kp);
     }
@@ -185,18 +285,13 @@ struct FormatOps {
   Value accumulatePV(Value p, Value slots, Value valid, Value acc) {
     KVFormatAttr vf = cfg.vFormat;
     Type i8 = w.b.getI8Type();
-    int64_t codeOff = cfg.layout.getValueCodeOffset(d, cfg.kFormat);
-    Value cOff = w.add(slots, w.splat(w.idx(codeOff), {t}));
+    // The value regions follow the key regions (tileRegions).
+    unsigned v0 = cfg.kFormat.getElement() == ElementCode::fp4_e2m1 ? 2 : 1;
     switch (vf.getElement()) {
     case ElementCode::fp4_e2m1: {
-      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, d / 2}, i8),
-                                           cache, cOff, valid, nullptr);
+      Value bytes = readRegion(v0, slots, valid);
       Value codes = w.bitcast(bytes, w.b.getType<Float4E2M1FNType>());
-      int64_t scaleOff =
-          cfg.layout.getValueScaleOffset(d, cfg.kFormat, cfg.vFormat);
-      Value sOff = w.add(slots, w.splat(w.idx(scaleOff), {t}));
-      Value sBytes = uq::LoadRowsOp::create(
-          w.b, w.loc, w.vec({t, d / 32}, i8), cache, sOff, valid, nullptr);
+      Value sBytes = readRegion(v0 + 1, slots, valid);
       Value scales = w.bitcast(sBytes, w.b.getType<Float8E8M0FNUType>());
       Value v = uq::ScaledExtOp::create(
           w.b, w.loc, w.vec({t, d}, w.b.getBF16Type()), codes, scales);
@@ -205,8 +300,7 @@ struct FormatOps {
       return contract(w, pb, v, acc, /*rhsTransposed=*/false);
     }
     case ElementCode::fp8_e4m3: {
-      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, d}, i8),
-                                           cache, cOff, valid, nullptr);
+      Value bytes = readRegion(v0, slots, valid);
       Value v = w.bitcast(bytes, w.b.getType<Float8E4M3FNType>());
       // P in [0, 256]: RNE to E4M3 by the format's own encoder.
       ScalarEmitter es(w.b, w.loc, {kRows, t});
@@ -216,8 +310,7 @@ struct FormatOps {
       return contract(w, p8, v, acc, /*rhsTransposed=*/false);
     }
     case ElementCode::bf16: {
-      Value bytes = uq::LoadRowsOp::create(w.b, w.loc, w.vec({t, 2 * d}, i8),
-                                           cache, cOff, valid, nullptr);
+      Value bytes = readRegion(v0, slots, valid);
       Value v = w.bitcast(bytes, w.b.getBF16Type());
       Value pb = arith::TruncFOp::create(
           w.b, w.loc, w.vec({kRows, t}, w.b.getBF16Type()), p);

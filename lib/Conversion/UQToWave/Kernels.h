@@ -59,6 +59,9 @@ struct AttentionConfig {
   std::string opName = "decode_attention";
   /// Paged attention: the sliding window in tokens (0: none).
   int64_t window = 0;
+  /// Paged attention: waves per prefill workgroup (each owns 16 MFMA
+  /// rows; W > 1 shares every key/value tile through LDS).
+  int64_t prefillWaves = 4;
 
   int64_t group() const { return numQHeads / numKVHeads; }
   /// Element type of the prepared query the partial kernel reads: FP8 codes

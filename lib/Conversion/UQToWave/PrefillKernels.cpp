@@ -2,12 +2,20 @@
 //
 // uq.paged_attention as three wave-level kernels:
 //  - query:   decode's query kernel over the rows of [num_tokens, Hq, D];
-//  - prefill: one (query tile, KV head, split-K partition) per workgroup;
-//             the tile's 16 MFMA rows are `16 / G` query tokens of one
-//             sequence times the G query heads of the KV head (G = the GQA
-//             ratio; 16 % G rows stay idle). The key loop pages through the
-//             sequence's block table like decode's partial kernel, from the
-//             first key any row of the tile sees to the last; each row masks
+//  - prefill: one (query tile, KV head, split-K partition) per workgroup
+//             of W waves (cfg.prefillWaves); each wave's 16 MFMA rows are
+//             `16 / G` query tokens of one sequence times the G query heads
+//             of the KV head (G = the GQA ratio; 16 % G rows stay idle), the
+//             tile is the W waves' consecutive tokens. The key loop pages
+//             through the sequence's block table like decode's partial
+//             kernel, from the first key any row of the workgroup sees to
+//             the last (the same loop in every wave: every wave meets every
+//             barrier). With W > 1 the waves copy each key tile's slot bytes
+//             into LDS (each wave 32 / W of its tokens) and read their K and
+//             V operands from the copy (FormatOps::lds), so a tile is read
+//             from memory once per workgroup; two copies alternate (the
+//             loads of tile i + 1 are issued before the products of tile i,
+//             stored after them, one barrier per tile); each row masks
 //             its own keys (causal: key <= position; with a window W also
 //             key > position - W) and runs decode's online softmax with a
 //             guard for rows that have seen no key yet. QK is the scaled
@@ -24,10 +32,9 @@
 // every row of the result is written. Each workgroup finds its sequence by
 // a scan over query_start_loc.
 //
-// Not done (docs/gpu-kernels.md, "Paged attention"): one wave per
-// workgroup, so a key tile is read from memory once per query tile and KV
-// head (no LDS sharing between waves); 16-row tiles only (no 32x32x64
-// MFMA).
+// Not done (docs/gpu-kernels.md, "Paged attention"): the FP4 V tile is
+// converted to bf16 by every wave (not once per workgroup through LDS), and
+// 16-row tiles only (no 32x32x64 MFMA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +49,7 @@ using namespace uq::wave;
 using namespace uq::wave::detail;
 
 int64_t uq::wave::prefillTokensPerTile(const AttentionConfig &cfg) {
-  return kRows / cfg.group();
+  return cfg.prefillWaves * (kRows / cfg.group());
 }
 
 gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
@@ -51,8 +58,13 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   const int64_t d = cfg.headDim, hq = cfg.numQHeads, hkv = cfg.numKVHeads;
   const int64_t bs = cfg.blockSize, sb = cfg.slotBytes, t = cfg.tileTokens;
   const int64_t g = cfg.group();
+  // W waves of 16 rows: tpw tokens per wave, tpt per workgroup.
+  const int64_t waves = cfg.prefillWaves;
+  const int64_t tpw = kRows / g;
   const int64_t tpt = prefillTokensPerTile(cfg);
+  assert(waves >= 1 && t % waves == 0 && "the waves split the key tile");
   spec.name = cfg.base + "_prefill";
+  spec.block = {64 * waves, 1, 1};
   spec.op = "paged_attention_partial";
   spec.args = {
       {"query_prepared", "global_buffer", cfg.queryWorkspaceDtype(),
@@ -100,6 +112,8 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
                  {"partition_size", cfg.partitionSize},
                  {"tile_tokens", t},
                  {"tokens_per_tile", tpt},
+                 {"waves_per_workgroup", waves},
+                 {"tokens_per_wave", tpw},
                  {"window", cfg.window}};
   spec.gridRule =
       "(num_query_tiles, num_kv_heads, num_partitions); num_query_tiles >= "
@@ -226,7 +240,15 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   // Tiles are aligned to t (blockIdsOfTile reads one table entry per block).
   Value loopStart = w.mul(w.divu(start, w.idx(t)), w.idx(t));
 
-  // Rows: row r is token tok0 + r / G, query head kvh * G + r % G.
+  // Wave `wave` of the workgroup owns the tokens [waveTok0, waveTok0 +
+  // tpw) of [tok0, tokEnd); a wave past tokEnd has no rows (it still copies
+  // its share of every key tile and meets every barrier). The key range
+  // above is the workgroup's: the same loop in every wave.
+  Value wave = waves > 1 ? gpu::SubgroupIdOp::create(b, loc, IntegerAttr())
+                               .getResult()
+                         : c0;
+  Value waveTok0 = w.add(tok0, w.mul(wave, w.idx(tpw)));
+  // Rows: row r is token waveTok0 + r / G, query head kvh * G + r % G.
   // r / G in f32 (trunc((r + 0.5) / G): exact for r < 16), r % G =
   // r - G (r / G): no integer vector division. LLVM 22's InstCombine /
   // VectorCombine turned the distributed `udiv <4 x i64> rows, 4` (G = 4;
@@ -251,12 +273,13 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
       arith::FPToSIOp::create(b, loc, w.vec({kRows}, i32), rowTokF));
   Value rowHead = w.sub(rows, w.mul(rowTok, w.splat(w.idx(g), {kRows})));
   Value rowMask = w.andi(
-      w.cmp(CmpIPredicate::ult, rowTok, w.splat(w.idx(tpt), {kRows})),
-      w.cmp(CmpIPredicate::ult, w.add(w.splat(tok0, {kRows}), rowTok),
+      w.cmp(CmpIPredicate::ult, rowTok, w.splat(w.idx(tpw), {kRows})),
+      w.cmp(CmpIPredicate::ult, w.add(w.splat(waveTok0, {kRows}), rowTok),
             w.splat(tokEnd, {kRows})));
-  // Masked rows point at the tile's first row (they are not read).
-  Value tokOfRow = w.select(rowMask, w.add(w.splat(tok0, {kRows}), rowTok),
-                            w.splat(tok0, {kRows}));
+  // Masked rows point at the workgroup's first row (they are not read).
+  Value tokOfRow =
+      w.select(rowMask, w.add(w.splat(waveTok0, {kRows}), rowTok),
+               w.splat(tok0, {kRows}));
   Value headOfRow = w.add(w.splat(w.mul(kvh, w.idx(g)), {kRows}),
                           w.select(rowMask, rowHead, w.splat(c0, {kRows})));
   Value rowHeads = w.add(w.mul(tokOfRow, w.splat(w.idx(hq), {kRows})),
@@ -266,6 +289,22 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value tables = arg(f, spec, w, "block_tables");
   FormatOps fmt{cfg, w, cache, arg(f, spec, w, "query_prepared"), t, d};
   Value q = fmt.loadQuery(rowOffsets, rowMask);
+  // W > 1: the key tile's slot bytes go through one LDS copy per
+  // workgroup; wave w copies the tile's tokens [w * t / W, (w + 1) * t / W).
+  // Two copies (double buffering): while the waves compute on tile i from
+  // one, their loads of tile i + 1 are in flight and land in the other.
+  const int64_t share = t / waves;
+  const int64_t tileBytes = fmt.ldsTileBytes();
+  Value shareLo, shareHi;
+  if (waves > 1) {
+    fmt.lds = f.addWorkgroupAttribution(
+        MemRefType::get({2 * tileBytes}, b.getI8Type(), AffineMap(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)),
+        loc);
+    shareLo = w.mul(wave, w.idx(share));
+    shareHi = w.add(shareLo, w.idx(share));
+  }
 
   // Each row's position as f32 (exact below 2^24 tokens; rows past the
   // tile get -1: they see nothing).
@@ -286,24 +325,76 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value maxBlock = w.sub(numBlocks, c1);
   Value tableRow = w.mul(seq, maxBlocks);
   const float scale2 = cfg.softmaxScale * kLog2e;
+  // The tile's tokens from t0 that are keys of the partition.
+  auto validOf = [&](WaveBuilder &lw, Value tok) {
+    return lw.andi(lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t})),
+                   lw.cmp(CmpIPredicate::uge, tok, lw.splat(start, {t})));
+  };
+  // Byte offsets of the slots of the tile at t0 (tokens tok).
+  auto slotsOf = [&](WaveBuilder &lw, Value t0, Value tok, Value valid) {
+    Value bsv = lw.splat(lw.idx(bs), {t});
+    Value blk =
+        blockIdsOfTile(lw, tables, tableRow, t0, end, bs, t, tok, valid);
+    blk = lw.max(lw.min(blk, lw.splat(maxBlock, {t})), lw.splat(c0, {t}));
+    Value slot = lw.add(lw.mul(blk, bsv), lw.remu(tok, bsv));
+    slot = lw.add(lw.mul(slot, lw.splat(lw.idx(hkv), {t})),
+                  lw.splat(kvh, {t}));
+    return lw.mul(slot, lw.splat(lw.idx(sb), {t}));
+  };
+  // This wave's share of the valid tokens of a tile.
+  auto mineOf = [&](WaveBuilder &lw, Value valid) {
+    Value at = lw.step(t);
+    return lw.andi(
+        valid, lw.andi(lw.cmp(CmpIPredicate::uge, at, lw.splat(shareLo, {t})),
+                       lw.cmp(CmpIPredicate::ult, at, lw.splat(shareHi, {t}))));
+  };
+  if (fmt.lds) {
+    // The first tile into copy 0 (when the loop runs at all: the block
+    // table is read only for tiles of the loop).
+    {
+      auto ifOp = scf::IfOp::create(b, loc,
+                                    w.cmp(CmpIPredicate::ult, loopStart, end),
+                                    /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      Value tok = w.stepFrom(loopStart, t);
+      Value valid = validOf(w, tok);
+      Value mine = mineOf(w, valid);
+      fmt.storeTile(fmt.loadTile(slotsOf(w, loopStart, tok, valid), mine), c0,
+                    mine);
+    }
+    gpu::BarrierOp::create(b, loc);
+  }
   auto loop = scf::ForOp::create(
       b, loc, loopStart, end, w.idx(t), ValueRange{mInit, lInit, accInit},
       [&](OpBuilder &lb, Location, Value t0, ValueRange iter) {
         WaveBuilder lw(lb, loc);
         Value tok = lw.stepFrom(t0, t);
-        Value valid =
-            lw.andi(lw.cmp(CmpIPredicate::ult, tok, lw.splat(end, {t})),
-                    lw.cmp(CmpIPredicate::uge, tok, lw.splat(start, {t})));
-        Value bsv = lw.splat(lw.idx(bs), {t});
-        Value blk = blockIdsOfTile(lw, tables, tableRow, t0, end, bs, t, tok,
-                                   valid);
-        blk = lw.max(lw.min(blk, lw.splat(maxBlock, {t})),
-                     lw.splat(c0, {t}));
-        Value slot = lw.add(lw.mul(blk, bsv), lw.remu(tok, bsv));
-        slot = lw.add(lw.mul(slot, lw.splat(lw.idx(hkv), {t})),
-                      lw.splat(kvh, {t}));
-        slot = lw.mul(slot, lw.splat(lw.idx(sb), {t}));
-
+        Value valid = validOf(lw, tok);
+        Value slot, mineNext, nextBase;
+        SmallVector<Value> next;
+        if (fmt.lds) {
+          // Tile i sits in copy i % 2; issue the loads of tile i + 1 now
+          // (a tile past the end loads nothing; its table reads are the
+          // current tile's).
+          Value i = lw.divu(lw.sub(t0, loopStart), lw.idx(t));
+          // (Both bases as products, not next = tileBytes - cur: LLVM folds
+          // the constant of `x - cur + c` into the ds_write offset with a
+          // wrapping negative address register, which the emulator reports
+          // as out of bounds.)
+          Value cur = lw.mul(lw.remu(i, lw.idx(2)), lw.idx(tileBytes));
+          nextBase = lw.mul(lw.remu(lw.add(i, lw.idx(1)), lw.idx(2)),
+                            lw.idx(tileBytes));
+          Value t0n = lw.add(t0, lw.idx(t));
+          Value tokN = lw.stepFrom(t0n, t);
+          Value validN = validOf(lw, tokN);
+          Value t0c = lw.select(lw.cmp(CmpIPredicate::ult, t0n, end), t0n, t0);
+          mineNext = mineOf(lw, validN);
+          next = fmt.loadTile(slotsOf(lw, t0c, tokN, validN), mineNext);
+          fmt.ldsBase = cur;
+        } else {
+          slot = slotsOf(lw, t0, tok, valid);
+        }
         Value s = fmt.keyLogits(q, slot, valid);
         Value x = arith::MulFOp::create(
             lb, loc, s, lw.constSplat(lb.getF32FloatAttr(scale2), {kRows, t}));
@@ -345,6 +436,13 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
         Value accScaled =
             arith::MulFOp::create(lb, loc, acc, lw.broadcastRows(alpha, d));
         Value accNew = fmt.accumulatePV(p, slot, valid, accScaled);
+        // Tile i + 1 into the other copy; the barrier makes it visible and
+        // keeps any wave from overwriting copy i % 2 (in iteration i + 1)
+        // before every wave has read it.
+        if (fmt.lds) {
+          fmt.storeTile(next, nextBase, mineNext);
+          gpu::BarrierOp::create(lb, loc);
+        }
         scf::YieldOp::create(lb, loc, ValueRange{mt, lsum, accNew});
       });
 

@@ -163,8 +163,12 @@ struct Host {
   void launch(gpu::GPUFuncOp kernel, std::array<Value, 3> grid,
               ValueRange operands) {
     Value c1 = idx(1);
+    // The workgroup size the kernel is compiled for (64 lanes per wave).
+    int64_t lanes = 64;
+    if (auto known = kernel.getKnownBlockSize())
+      lanes = (*known)[0];
     gpu::LaunchFuncOp::create(b, loc, kernel, {grid[0], grid[1], grid[2]},
-                              {idx(64), c1, c1}, Value(), operands);
+                              {idx(lanes), c1, c1}, Value(), operands);
   }
 };
 
@@ -324,6 +328,14 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     return failure();
   cfg.tileTokens = tileTokens;
   cfg.partitionSize = partition;
+  cfg.prefillWaves = prefillWaves;
+  if (isa<PagedAttentionOp>(op) &&
+      (prefillWaves < 1 || prefillWaves > 8 ||
+       (prefillWaves & (prefillWaves - 1)) != 0))
+    return op->emitOpError()
+           << "prefill-waves " << prefillWaves.getValue()
+           << " is not supported (1, 2, 4 or 8 waves per workgroup: each "
+              "wave copies 32 / W tokens of every key tile)";
   if (tileTokens != 32)
     return op->emitOpError() << "tile-tokens " << tileTokens.getValue()
                              << " is not supported (32: two 16-key MFMA "

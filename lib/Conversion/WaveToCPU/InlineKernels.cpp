@@ -36,6 +36,18 @@ LogicalResult inlineLaunch(gpu::LaunchFuncOp launch, gpu::GPUFuncOp kernel) {
            << "cannot run kernel @" << kernel.getName()
            << " on the host: its body has more than one block (wave-level "
               "kernels use structured control flow)";
+  // A workgroup of several waves (the paged prefill kernel with
+  // prefill-waves > 1) shares LDS between its waves and meets barriers: the
+  // host runs one wave per workgroup only.
+  if (std::optional<ArrayRef<int32_t>> known = kernel.getKnownBlockSize();
+      known && (*known)[0] * (*known)[1] * (*known)[2] > 64)
+    return launch.emitOpError()
+           << "cannot run kernel @" << kernel.getName()
+           << " on the host: its workgroup is " << (*known)[0] << "x"
+           << (*known)[1] << "x" << (*known)[2]
+           << " work-items, the host runs one 64-lane wave per workgroup "
+              "(build paged attention with convert-uq-to-wave "
+              "prefill-waves=1, as uq-cpu-pipeline does)";
   if (!kernel.getWorkgroupAttributions().empty() ||
       !kernel.getPrivateAttributions().empty())
     return launch.emitOpError()

@@ -52,6 +52,10 @@ namespace {
 
 constexpr llvm::StringLiteral kLayoutAttr = "uq.layout";
 constexpr llvm::StringLiteral kLayoutsAttr = "uq.layouts";
+/// On a load that only feeds a store (a copy, e.g. the prefill kernel's
+/// key tile into LDS): the lanes one row may span when the load's layout
+/// is chosen from its shape (docs/gpu-compiler.md).
+constexpr llvm::StringLiteral kLanesPerRowAttr = "uq.lanes_per_row";
 
 bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
@@ -755,8 +759,15 @@ LogicalResult Assignment::run() {
     if (!next)
       break;
     origins.insert(next->getResult(0));
-    layout[next->getResult(0)] =
-        defaultLayout(cast<VectorType>(next->getResult(0).getType()).getShape());
+    ArrayRef<int64_t> shape =
+        cast<VectorType>(next->getResult(0).getType()).getShape();
+    // A kernel's hint on a copy: each row over at most this many lanes
+    // (longer runs per lane, the rows over the other lanes).
+    int64_t run = 1;
+    if (auto hint = next->getAttrOfType<IntegerAttr>(kLanesPerRowAttr);
+        hint && hint.getInt() > 0)
+      run = std::max<int64_t>(1, shape.back() / hint.getInt());
+    layout[next->getResult(0)] = defaultLayout(shape, run);
   }
   // Whatever is still unplaced and not a source (dead or index-only code).
   for (Operation *op : ops)

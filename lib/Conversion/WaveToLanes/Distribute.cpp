@@ -21,6 +21,14 @@
 //    shuffles where the span's bit is a lane bit;
 //  - uq.to_layout: through a workgroup (LDS) buffer, runs stored and loaded
 //    along the destination's longest runs, with barriers.
+// A kernel whose known block size is W > 1 waves (the multi-wave prefill
+// kernel): the lane is thread_id.x % 64, gpu.subgroup_id becomes the wave
+// index thread_id.x / 64 made uniform (v_readfirstlane), and each wave
+// stages its uq.to_layout conversions in its own part of the LDS buffer.
+// Workgroup buffers the wave-level kernel declares itself (its own LDS
+// tiles) are read and written by the same load/store patterns as global
+// memory: the address space only changes the instructions the ROCDL
+// conversion selects (ds_read/ds_write).
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +72,8 @@ constexpr llvm::StringLiteral kReassocAttr = "uq.reassociate";
 /// Only for maxima whose NaN reaches the result another way (the softmax:
 /// exp2(NaN - max) is NaN); without it the maximum propagates NaN.
 constexpr llvm::StringLiteral kMaxIgnoresNaNAttr = "uq.max_ignores_nan";
+/// On a kernel this pass has distributed (it is not distributed twice).
+constexpr llvm::StringLiteral kDistributedAttr = "uq.distributed";
 
 bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
@@ -200,6 +210,10 @@ private:
   SmallVector<Value> loopLds;
   /// A workgroup buffer of \p type: a free one, or a new attribution.
   Value acquireLds(MemRefType type);
+  /// Waves per workgroup (the known block size / 64) and, with more than
+  /// one, the uniform wave index.
+  int64_t waves = 1;
+  Value waveId;
 };
 
 FailureOr<Layout> Distributor::layoutOf(Value v) {
@@ -333,10 +347,17 @@ Value Distributor::rowButterflyPartner(Value x, int64_t offset) {
 
 LogicalResult Distributor::run() {
   Block &old = func.getBody().front();
-  if (!func.getWorkgroupAttributions().empty())
-    return func.emitOpError("is already distributed (it has workgroup "
-                            "buffers)");
+  if (func->hasAttr(kDistributedAttr))
+    return func.emitOpError("is already distributed");
   loc = func.getLoc();
+  if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize()) {
+    if ((*known)[0] % kWaveSize != 0 || (*known)[1] != 1 || (*known)[2] != 1)
+      return func.emitOpError()
+             << "cannot be distributed: the known block size must be whole "
+                "64-lane waves along x, got "
+             << (*known)[0] << "x" << (*known)[1] << "x" << (*known)[2];
+    waves = std::max<int64_t>(1, (*known)[0] / kWaveSize);
+  }
   // Distribute into a new entry block (LDS buffers are added to it as
   // workgroup attributions), then drop the old one.
   Block *fresh = new Block();
@@ -344,12 +365,23 @@ LogicalResult Distributor::run() {
   for (BlockArgument a : old.getArguments())
     map.map(a, fresh->addArgument(a.getType(), a.getLoc()));
   b.setInsertionPointToStart(fresh);
-  // The lane id, first thing in the kernel (blocks are one wave).
+  // The lane id, first thing in the kernel.
   lane = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  if (waves > 1) {
+    Value tid = lane;
+    lane = arith::RemUIOp::create(b, loc, tid, idx(kWaveSize));
+    // The wave index is the same in every lane: one SGPR.
+    Value w = arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        arith::DivUIOp::create(b, loc, tid, idx(kWaveSize)));
+    w = ROCDL::ReadfirstlaneOp::create(b, loc, b.getI32Type(), w);
+    waveId = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), w);
+  }
   if (failed(distributeBlock(old)))
     return failure();
   old.dropAllDefinedValueUses();
   old.erase();
+  func->setAttr(kDistributedAttr, b.getUnitAttr());
   return success();
 }
 
@@ -367,6 +399,10 @@ LogicalResult Distributor::distribute(Operation *op) {
     return forLoop(loop);
   if (auto i = dyn_cast<scf::IfOp>(op))
     return ifOp(i);
+  if (auto s = dyn_cast<gpu::SubgroupIdOp>(op)) {
+    map.map(s.getResult(), waves > 1 ? waveId : idx(0));
+    return success();
+  }
   bool vectorOp = llvm::any_of(op->getOperandTypes(),
                                [](Type t) { return isa<VectorType>(t); }) ||
                   llvm::any_of(op->getResultTypes(),
@@ -1151,18 +1187,25 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
   int64_t rowStride =
       tr16 ? cols + (transposeRowPad + elemBytes - 1) / elemBytes : cols;
+  // With several waves, wave w converts in elements [w * part, ...).
+  const int64_t part = rows * rowStride;
+  Value waveBase =
+      waves > 1 ? arith::MulIOp::create(b, loc, waveId, idx(part)).getResult()
+                : Value();
   auto linear = [&](Value r, Value c) {
-    return inner == 1
-               ? arith::AddIOp::create(
-                     b, loc, arith::MulIOp::create(b, loc, r, idx(rowStride)),
-                     c)
-                     .getResult()
-               : arith::AddIOp::create(
-                     b, loc, arith::MulIOp::create(b, loc, c, idx(rows)), r)
-                     .getResult();
+    Value at = inner == 1
+                   ? arith::AddIOp::create(
+                         b, loc,
+                         arith::MulIOp::create(b, loc, r, idx(rowStride)), c)
+                         .getResult()
+                   : arith::AddIOp::create(
+                         b, loc, arith::MulIOp::create(b, loc, c, idx(rows)), r)
+                         .getResult();
+    return waveBase ? arith::AddIOp::create(b, loc, at, waveBase).getResult()
+                    : at;
   };
   Value buf = acquireLds(MemRefType::get(
-      {rows * rowStride}, elem, AffineMap(),
+      {part * waves}, elem, AffineMap(),
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup)));
 
   // Writes: runs of the source along `inner`, gathered from the lane's
@@ -1233,6 +1276,8 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
         b, loc, arith::RemUIOp::create(b, loc, j, idx(4)), idx(4));
     Value laneAt = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, r, idx(rowStride)), c);
+    if (waveBase)
+      laneAt = arith::AddIOp::create(b, loc, laneAt, waveBase);
     for (int64_t kb = 0; kb < dk.batch; ++kb)
       for (int64_t nb = 0; nb < dn.batch; ++nb)
         for (int64_t h = 0; h < 2; ++h) {

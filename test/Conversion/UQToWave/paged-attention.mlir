@@ -1,15 +1,17 @@
-// RUN: uq-opt %s --convert-uq-to-wave | FileCheck %s
+// RUN: uq-opt %s --convert-uq-to-wave=prefill-waves=1 | FileCheck %s
 
 // uq.paged_attention (prefill chunks and decodes in one batch) becomes three
 // wave-level kernels: decode's query kernel over the tokens, the prefill
 // kernel over (query tiles of all sequences, KV heads, partitions) and
 // decode's merge over the tokens. GQA 8: a tile is 2 tokens x 8 heads.
+// One wave per prefill workgroup here (prefill-waves=1: the cache is read
+// directly); paged-attention-waves.mlir has W = 4.
 // CHECK: module attributes {gpu.container_module, uq.kernels = [
 // CHECK-SAME: name = "paged_0_query"
 // CHECK-SAME: name = "query_start_loc", shape = ["num_query_starts"]
-// CHECK-SAME: grid = ["num_query_tiles", 1, "num_partitions"]
+// CHECK-SAME: block = array<i64: 64, 1, 1>, grid = ["num_query_tiles", 1, "num_partitions"]
 // CHECK-SAME: name = "paged_0_prefill", op = "paged_attention_partial"
-// CHECK-SAME: tokens_per_tile = 2 : i64, window = 100 : i64
+// CHECK-SAME: tokens_per_tile = 2 : i64, tokens_per_wave = 2 : i64, waves_per_workgroup = 1 : i64, window = 100 : i64
 // CHECK-SAME: grid = [8, "num_tokens", 1]
 // CHECK-SAME: name = "paged_0_merge"
 // CHECK-LABEL: func.func @paged

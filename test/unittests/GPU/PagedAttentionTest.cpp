@@ -124,13 +124,15 @@ TEST(PagedAttentionGPU, RotatedValuesBF16Output) {
 }
 
 // A chunked prefill in two calls gives the bits of one call: the second
-// chunk's tokens sit at the same positions and see the same keys.
-TEST(PagedAttentionGPU, ChunkedPrefillTwoCallsEqualOne) {
+// chunk's tokens sit at the same positions and see the same keys (with
+// \p waves waves per prefill workgroup).
+void checkChunkedEqualsWhole(int64_t waves) {
   const int32_t prefix = 260, chunk1 = 70, chunk2 = 45;
   const int32_t total = prefix + chunk1 + chunk2;
   PagedAttentionProblem one;
   one.config = config(8, 1, 128);
   one.config.sinks = true;
+  one.config.prefillWaves = waves;
   one.cachedLens = {total};
   auto compiled = CompiledPagedAttention::compile(one);
   ASSERT_TRUE(static_cast<bool>(compiled))
@@ -167,6 +169,74 @@ TEST(PagedAttentionGPU, ChunkedPrefillTwoCallsEqualOne) {
   for (size_t i = 0; i < joined.size(); ++i)
     differ += std::memcmp(&joined[i], &whole->output[i], 4) != 0;
   EXPECT_EQ(differ, 0) << "of " << joined.size() << " outputs";
+}
+
+// With 1, 2 and 4 waves per prefill workgroup (chunk boundaries fall inside
+// a workgroup's tokens).
+TEST(PagedAttentionGPU, ChunkedPrefillTwoCallsEqualOne) {
+  for (int64_t waves : {1, 2, 4}) {
+    SCOPED_TRACE("prefill waves " + std::to_string(waves));
+    checkChunkedEqualsWhole(waves);
+  }
+}
+
+// Workgroups of 1, 2, 4 and 8 waves (prefill-waves): mixed batches of
+// decodes and chunks of 1..300 tokens, GQA 1, 4, 8, 16, D 64, 128, 256, a
+// sliding window and sinks, all inside the bound. (The other tests run the
+// default, 4 waves.)
+TEST(PagedAttentionGPU, WavesPerWorkgroup) {
+  struct Case {
+    int64_t waves, hq, hkv, d, window;
+  };
+  for (Case c : {Case{1, 4, 1, 64, 45}, Case{2, 4, 1, 64, 45},
+                 Case{2, 16, 1, 256, 0}, Case{2, 1, 1, 128, 0},
+                 Case{8, 8, 1, 128, 0}, Case{1, 8, 2, 128, 0}}) {
+    SCOPED_TRACE("W " + std::to_string(c.waves) + " Hq " +
+                 std::to_string(c.hq) + " Hkv " + std::to_string(c.hkv) +
+                 " D " + std::to_string(c.d) + " window " +
+                 std::to_string(c.window));
+    AttentionProblem pb = config(c.hq, c.hkv, c.d);
+    pb.sinks = true;
+    pb.prefillWaves = c.waves;
+    runBatches(pb, c.window, {{{1, 300, 1, 17}, {40, 330, 2, 17}, 1, 2}});
+  }
+}
+
+// A key tile is read from memory once per workgroup, not once per wave:
+// the same long prefill with 4 waves per workgroup (8 tokens per
+// workgroup, GQA 8) reads about a quarter of the global bytes of 1 wave
+// per workgroup (the key/value tiles dominate: 64 query tokens over 1024
+// keys).
+TEST(PagedAttentionGPU, KeyTilesReadOncePerWorkgroup) {
+  uint64_t bytes[2] = {0, 0}, groups[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    PagedAttentionProblem pp;
+    pp.config = config(8, 1, 128);
+    pp.config.prefillWaves = i == 0 ? 1 : 4;
+    auto compiled = CompiledPagedAttention::compile(pp);
+    ASSERT_TRUE(static_cast<bool>(compiled))
+        << llvm::toString(compiled.takeError());
+    pp.queryLens = {64};
+    pp.seqLens = {1024};
+    auto report = (*compiled)->run(pp);
+    ASSERT_TRUE(static_cast<bool>(report))
+        << llvm::toString(report.takeError());
+    EXPECT_EQ(report->outsideBound, 0);
+    bytes[i] = report->prefillStats.globalBytesRead;
+    groups[i] = report->prefillStats.workgroups;
+  }
+  // The keys alone: with 1 wave, each of the 32 two-token workgroups reads
+  // the 961..1024 keys it sees, 136 bytes each.
+  EXPECT_GT(bytes[0], uint64_t(32) * 960 * 136);
+  double ratio = double(bytes[1]) / double(bytes[0]);
+  EXPECT_GT(ratio, 0.2) << bytes[1] << " / " << bytes[0];
+  EXPECT_LT(ratio, 0.3) << bytes[1] << " / " << bytes[0];
+  // Per workgroup about the same bytes: a 4-wave workgroup reads each tile
+  // once (its extra queries and outputs are small).
+  double perGroup = (double(bytes[1]) / double(groups[1])) /
+                    (double(bytes[0]) / double(groups[0]));
+  EXPECT_LT(perGroup, 1.3) << groups[1] << " and " << groups[0]
+                           << " workgroups";
 }
 
 // Split-K over the keys (several partitions merged) gives results inside
