@@ -442,7 +442,8 @@ std::optional<Layout> Assignment::stagingLayout(VectorType t,
     // row; no two lanes load the same scale), the lanes' other bits over
     // the rows.
     const DimLayout &dk = dest.dim(0), &dn = dest.dim(1);
-    if (!transposeReads || t.getElementType().getIntOrFloatBitWidth() != 16 ||
+    if (!transposeReads || !t.getElementType().isIntOrFloat() ||
+        t.getElementType().getIntOrFloatBitWidth() != 16 ||
         dk.threads != 4 || dk.elems != 8 || dk.laneStride != 16 ||
         dn.threads != 16 || dn.elems != 1 || dn.laneStride != 1)
       return std::nullopt;

@@ -1171,7 +1171,8 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   // (its stores are then no narrower than the K-major buffer's, and need no
   // permutes).
   const DimLayout &dk = dst.dim(0), &dn = dst.dim(1);
-  bool tr16 = transposeReads && elem.getIntOrFloatBitWidth() == 16 &&
+  const int64_t elemBits = elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 0;
+  bool tr16 = transposeReads && elemBits == 16 &&
               srcL->dim(1).elems >= srcL->dim(0).elems &&
               dk.threads == 4 && dk.elems == 8 && dk.laneStride == 16 &&
               dn.threads == 16 && dn.elems == 1 && dn.laneStride == 1;
@@ -1184,9 +1185,7 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   // 32-lane ds_read_b64_tr_b16 phase meet at most twice per bank, where
   // unpadded 256-byte rows put every row on the same banks (16-way / 8-way
   // conflicts; the timing model's bank rule, docs/timing-model.md).
-  int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
-  int64_t rowStride =
-      tr16 ? cols + (transposeRowPad + elemBytes - 1) / elemBytes : cols;
+  int64_t rowStride = tr16 ? cols + (transposeRowPad + 1) / 2 : cols;
   // With several waves, wave w converts in elements [w * part, ...).
   const int64_t part = rows * rowStride;
   Value waveBase =
