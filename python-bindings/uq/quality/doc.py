@@ -36,9 +36,11 @@ def _rot_note(r):
     d = [x["sqnr_rot"] - x["sqnr_norot"] for x in r["rotation"]]
     q = r["quality"]
     def mean_logit(fmt):
-        v = [x["logit_rel"] for x in q if x["format"] == fmt]
+        # Format specs are written "uq:c=..." (older results: "uq,c=...").
+        v = [x["logit_rel"] for x in q
+             if x["format"] in (fmt, fmt.replace(":", ",", 1))]
         return sum(v) / len(v) if v else float("nan")
-    a, b = mean_logit("uq,c=0.156,norot"), mean_logit("uq,c=0.156")
+    a, b = mean_logit("uq:c=0.156,norot"), mean_logit("uq:c=0.156")
     return (f"Per head, rotation changes the K SQNR by {min(d):+.2f} to {max(d):+.2f} dB, "
             f"so K's MSE does not explain the end-to-end gain; the attention-logit error "
             f"does (mean relative logit error over layers/heads {a:.4f} without rotation, "
