@@ -331,15 +331,13 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
                    lw.cmp(CmpIPredicate::uge, tok, lw.splat(start, {t})));
   };
   // Byte offsets of the slots of the tile at t0 (tokens tok).
+  // (decode's tileSlots: uniform block-table loads, block ids clamped into
+  // the cache).
+  Value maxBlock32 =
+      arith::IndexCastOp::create(b, loc, b.getI32Type(), maxBlock);
   auto slotsOf = [&](WaveBuilder &lw, Value t0, Value tok, Value valid) {
-    Value bsv = lw.splat(lw.idx(bs), {t});
-    Value blk =
-        blockIdsOfTile(lw, tables, tableRow, t0, end, bs, t, tok, valid);
-    blk = lw.max(lw.min(blk, lw.splat(maxBlock, {t})), lw.splat(c0, {t}));
-    Value slot = lw.add(lw.mul(blk, bsv), lw.remu(tok, bsv));
-    slot = lw.add(lw.mul(slot, lw.splat(lw.idx(hkv), {t})),
-                  lw.splat(kvh, {t}));
-    return lw.mul(slot, lw.splat(lw.idx(sb), {t}));
+    return tileSlots(lw, tables, tableRow, t0, end, bs, t, tok, valid,
+                     maxBlock32, kvh, hkv, sb);
   };
   // This wave's share of the valid tokens of a tile.
   auto mineOf = [&](WaveBuilder &lw, Value valid) {
