@@ -207,6 +207,29 @@ void shiftByMean(Tensor &t, const std::vector<float> &mean, int64_t hkv,
   }
 }
 
+/// Issue 13's channel means of a problem (AttentionProblem::kMean / vMean):
+/// drawn from \p rng (after everything else, so that problems without them
+/// keep their data) and added to the key / value rows, which the cache
+/// write then centres again. Each mean stays empty when its option is off.
+llvm::Error drawMeans(const AttentionProblem &pb, std::mt19937_64 &rng,
+                      Tensor &k, Tensor &v, std::vector<float> &kMean,
+                      std::vector<float> &vMean) {
+  if ((pb.kMean || pb.vMean) && pb.format != KVCacheKind::UltraQuant)
+    return makeError("channel means are an UltraQuant option");
+  std::normal_distribution<float> meanDist(0.0f, pb.meanScale);
+  for (auto [on, mean, rows] :
+       {std::tuple<bool, std::vector<float> *, Tensor *>{pb.kMean, &kMean, &k},
+        {pb.vMean, &vMean, &v}}) {
+    if (!on)
+      continue;
+    mean->resize(pb.numKVHeads * pb.headDim);
+    for (float &x : *mean)
+      x = meanDist(rng);
+    shiftByMean(*rows, *mean, pb.numKVHeads, pb.headDim, pb.dtype);
+  }
+  return llvm::Error::success();
+}
+
 /// Paging of a problem: block tables over a shuffled pool, slots.
 struct Paging {
   int64_t seqs = 0, maxBlocks = 1, numBlocks = 1, slotBytes = 0;
@@ -490,22 +513,9 @@ CompiledAttention::run(const AttentionProblem &pb) const {
       return makeError("sinkValues must have one value per query head");
     sinks = pb.sinkValues;
   }
-  // Channel means (drawn after everything else: problems without them keep
-  // their data), added to the rows the cache write then centres again.
   std::vector<float> kMean, vMean;
-  if ((pb.kMean || pb.vMean) && pb.format != KVCacheKind::UltraQuant)
-    return makeError("channel means are an UltraQuant option");
-  std::normal_distribution<float> meanDist(0.0f, pb.meanScale);
-  for (auto [on, mean, rows] :
-       {std::tuple<bool, std::vector<float> *, Tensor *>{pb.kMean, &kMean, &k},
-        {pb.vMean, &vMean, &v}}) {
-    if (!on)
-      continue;
-    mean->resize(hkv * d);
-    for (float &x : *mean)
-      x = meanDist(rng);
-    shiftByMean(*rows, *mean, hkv, d, pb.dtype);
-  }
+  if (llvm::Error err = drawMeans(pb, rng, k, v, kMean, vMean))
+    return std::move(err);
 
   auto [kf, vf] = formats(pb);
   ref::CacheGeometry geom{p.numBlocks, bs, hkv, d, p.slotBytes};
@@ -844,16 +854,23 @@ std::string pagedProgramIR(const PagedAttentionProblem &pp, int64_t slotBytes) {
   std::string scaleLiteral = llvm::formatv("{0:x8}", scaleBits).str();
   std::string window =
       pp.window > 0 ? " window " + std::to_string(pp.window) : "";
+  std::string attrs = formatAttrs(pb);
+  if (pb.scaledQuery)
+    attrs.insert(attrs.size() - 1, ", query_precision = #uq<query_precision "
+                                   "fp8_e4m3_scaled>");
   std::string ir;
   ir += llvm::formatv("func.func @paged(%q: {0}, %c: {1}, %bt: tensor<?x?xi32>, "
-                      "%lens: tensor<?xi32>, %qsl: tensor<?xi32>{2}) -> {3} {{\n",
-                      qT, cacheT, pb.sinks ? ", %sinks: " + sinkT : "", outT);
+                      "%lens: tensor<?xi32>, %qsl: tensor<?xi32>{2}{4}) -> {3} "
+                      "{{\n",
+                      qT, cacheT, pb.sinks ? ", %sinks: " + sinkT : "", outT,
+                      meanArgs(pb, true));
   ir += llvm::formatv(
-      "  %o = uq.paged_attention %q, %c, %bt, %lens query_start_loc %qsl{0} "
+      "  %o = uq.paged_attention %q, %c, %bt, %lens query_start_loc %qsl{0}{8} "
       "scale {1}{2} {3} : ({4}, {5}, tensor<?x?xi32>, tensor<?xi32>, "
-      "tensor<?xi32>{6}) -> {7}\n",
-      pb.sinks ? " sinks %sinks" : "", scaleLiteral, window, formatAttrs(pb),
-      qT, cacheT, pb.sinks ? ", " + sinkT : "", outT);
+      "tensor<?xi32>{6}{9}) -> {7}\n",
+      pb.sinks ? " sinks %sinks" : "", scaleLiteral, window, attrs, qT, cacheT,
+      pb.sinks ? ", " + sinkT : "", outT, meanOperands(pb, false),
+      meanArgs(pb, false));
   ir += llvm::formatv("  return %o : {0}\n}\n", outT);
   return ir;
 }
@@ -866,6 +883,8 @@ struct PagedSetup {
   std::vector<uint8_t> cache;
   Tensor q;
   std::vector<float> sinks;
+  /// Channel means (AttentionProblem::kMean / vMean), or empty.
+  std::vector<float> kMean, vMean;
   std::vector<int32_t> qsl;
   int64_t numTokens = 0, parts = 1, tiles = 0, tokensPerTile = 1;
 };
@@ -906,12 +925,16 @@ llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp,
       return makeError("sinkValues must have one value per query head");
     su.sinks = cfg.sinkValues;
   }
+  if (llvm::Error err = drawMeans(cfg, rng, k, v, su.kMean, su.vMean))
+    return std::move(err);
   std::tie(su.kf, su.vf) = formats(cfg);
   su.geom = ref::CacheGeometry{p.numBlocks, bs, hkv, d, p.slotBytes};
   su.cache.assign(ref::cacheBytes(su.geom), 0x5A);
-  if (ref::Status st = ref::cacheWrite(su.kf, su.vf, su.geom, k.values.data(),
-                                       v.values.data(), p.slots.data(),
-                                       cached - 1, su.cache.data());
+  if (ref::Status st = ref::cacheWrite(
+          su.kf, su.vf, su.geom, k.values.data(), v.values.data(),
+          p.slots.data(), cached - 1, su.cache.data(),
+          su.kMean.empty() ? nullptr : su.kMean.data(),
+          su.vMean.empty() ? nullptr : su.vMean.data());
       !st.ok())
     return makeError("reference cacheWrite: " + st.message());
   su.qsl.push_back(int32_t(pp.leadingTokens));
@@ -960,6 +983,12 @@ void pagedBuffers(const PagedAttentionProblem &pp, const PagedSetup &su,
   buffers["partial_sum"] = std::vector<uint8_t>(t * hq * su.parts * 4);
   buffers["sinks"] = toBytes(su.sinks);
   buffers["out"] = std::vector<uint8_t>(t * hq * d * outBytes);
+  if (cfg.kMean)
+    buffers["k_mean"] = toBytes(su.kMean);
+  if (cfg.vMean)
+    buffers["v_mean"] = toBytes(su.vMean);
+  buffers["query_scales"] = std::vector<uint8_t>(t * hq * (d / 32), 0xFF);
+  buffers["query_bias"] = std::vector<uint8_t>(t * hq * 4, 0xFF);
   scalars = {{"num_tokens", t},
              {"num_seqs", int64_t(pp.seqLens.size())},
              {"num_query_starts", int64_t(su.qsl.size())},
@@ -986,7 +1015,8 @@ struct CompiledPagedAttention::Impl {
         a.sinks != b.sinks || a.format != b.format || a.dtype != b.dtype ||
         a.outType != b.outType || a.c != b.c || a.mseSearch != b.mseSearch ||
         a.vRotated != b.vRotated || a.softmaxScale != b.softmaxScale ||
-        a.partitionSize != b.partitionSize ||
+        a.kMean != b.kMean || a.vMean != b.vMean ||
+        a.scaledQuery != b.scaledQuery || a.partitionSize != b.partitionSize ||
         a.prefillWaves != b.prefillWaves || shape.window != pp.window)
       return makeError("the problem's configuration differs from the "
                        "compiled one");
@@ -1104,6 +1134,10 @@ CompiledPagedAttention::run(const PagedAttentionProblem &pp) const {
                                  : 1.0f / std::sqrt(static_cast<float>(d));
   ref::AttentionParams params;
   params.softmaxScale = softmaxScale;
+  if (cfg.scaledQuery)
+    params.queryPrecision = ref::QueryPrecision::FP8_E4M3_Scaled;
+  params.kMean = su.kMean.empty() ? nullptr : su.kMean.data();
+  params.vMean = su.vMean.empty() ? nullptr : su.vMean.data();
   const int64_t ns = pp.seqLens.size();
   std::vector<float> expected(t * hq * d);
   if (ref::Status st = ref::pagedAttention(

@@ -199,9 +199,10 @@ runEmulatedAttention(const AttentionProblem &problem);
 //===----------------------------------------------------------------------===//
 
 /// One uq.paged_attention problem, always compiled with run-time sizes. The
-/// configuration (heads, D, block size, formats, sinks, types, partition
-/// size, softmax scale, seed of nothing) comes from `config`; its seqLens,
-/// dynamicShapes, gpuCacheWrite and given data are not used.
+/// configuration (heads, D, block size, formats and their options, channel
+/// means, query precision, sinks, types, partition size, softmax scale,
+/// seed) comes from `config`; its seqLens, dynamicShapes, gpuCacheWrite and
+/// given data are not used (the reference's cacheWrite writes the cache).
 struct PagedAttentionProblem {
   AttentionProblem config;
   /// Per sequence: new query tokens and context tokens (seq_lens, the new

@@ -679,14 +679,11 @@ public:
     a.capacity =
         arith::SelectOp::create(b, loc, noBlocks, s.index(0), a.capacity);
     a.scale = op.getScale().convertToFloat();
-    // Channel means: the decode ops' k_mean / v_mean (uq.paged_attention
-    // has no such operands).
-    if constexpr (!std::is_same_v<OpTy, PagedAttentionOp>) {
-      if (Value m = op.getKMean())
-        a.kMean = codedDomainRows(m, a.kFormat);
-      if (Value m = op.getVMean())
-        a.vMean = codedDomainRows(m, a.vFormat);
-    }
+    // Channel means (k_mean / v_mean operands of every attention op).
+    if (Value m = op.getKMean())
+      a.kMean = codedDomainRows(m, a.kFormat);
+    if (Value m = op.getVMean())
+      a.vMean = codedDomainRows(m, a.vFormat);
     return a;
   }
 

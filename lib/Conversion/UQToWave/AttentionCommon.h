@@ -472,15 +472,43 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
 // Issue 13's options: per-32 query scales, channel means (docs/accuracy.md)
 //===----------------------------------------------------------------------===//
 
+/// The query kernel's scale bytes of 16 query rows as the MFMA's A scales
+/// [16 x paddedK / 32]: \p rowOffsets are element offsets of rows of D
+/// into the prepared query; padded K blocks (D = 64) read 0 (2^-127 times
+/// zero codes).
+inline Value loadQueryScales(WaveBuilder &w, const AttentionConfig &cfg,
+                             Value scales, Value rowOffsets, Value rowMask) {
+  const int64_t d = cfg.headDim, kp = paddedK(d);
+  Value offsets = w.divu(rowOffsets, w.splat(w.idx(32), {kRows}));
+  Value bytes = uq::LoadRowsOp::create(
+      w.b, w.loc, w.vec({kRows, kp / 32}, w.b.getI8Type()), scales, offsets,
+      rowMask, kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 32));
+  return w.bitcast(bytes, w.b.getType<Float8E8M0FNUType>());
+}
+
+/// The query kernel's q . rot(k_mean) of 16 query rows ([16] f32): \p rows
+/// are (row of the query) * num_q_heads + head; masked rows read 0.
+inline Value gatherQueryBias(WaveBuilder &w, Value bias, Value rows,
+                             Value rowMask) {
+  return vector::GatherOp::create(
+      w.b, w.loc, w.vec({kRows}, w.b.getF32Type()), bias,
+      ValueRange{w.idx(0)}, rows, rowMask,
+      w.constSplat(w.b.getF32FloatAttr(0.0f), {kRows}));
+}
+
 /// The extra arguments of the three attention kernels, after their other
 /// arguments (which keep their positions).
 inline void addOptionArgs(const AttentionConfig &cfg, StringRef kernel,
                    KernelSpec &spec) {
   const int64_t d = cfg.headDim, hq = cfg.numQHeads, hkv = cfg.numKVHeads;
-  bool query = kernel == "query", partial = kernel == "partial";
+  const std::string &rows = cfg.rowsName;
+  // The partial kernel of decode and the prefill kernel of paged attention
+  // read what the query kernel wrote.
+  bool query = kernel == "query",
+       partial = kernel == "partial" || kernel == "prefill";
   if (cfg.scaledQuery && (query || partial))
     spec.args.push_back(
-        {"query_scales", "global_buffer", "u8", {"num_seqs", hq, d / 32},
+        {"query_scales", "global_buffer", "u8", {rows, hq, d / 32},
          query ? "write" : "read",
          "workspace: the UE8M0 scale of each 32 channels of the prepared "
          "query (query_precision = fp8_e4m3_scaled; the MFMA's A scales)"});
@@ -490,7 +518,7 @@ inline void addOptionArgs(const AttentionConfig &cfg, StringRef kernel,
                          "write subtracted it)"});
   if (cfg.kMean && (query || partial))
     spec.args.push_back(
-        {"query_bias", "global_buffer", "f32", {"num_seqs", hq},
+        {"query_bias", "global_buffer", "f32", {rows, hq},
          query ? "write" : "read",
          "workspace: prepared query . rotated k_mean, added to every logit"});
   if (cfg.vMean && kernel == "merge")

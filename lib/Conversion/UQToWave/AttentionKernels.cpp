@@ -144,29 +144,13 @@ gpu::GPUFuncOp uq::wave::buildQueryKernel(OpBuilder &b, Location loc,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// The query kernel's scale bytes of the group's rows as the MFMA's A
-/// scales [16 x paddedK / 32]: \p rowOffsets are element offsets of rows of
-/// D; padded K blocks (D = 64) read 0 (2^-127 times zero codes).
-Value loadQueryScales(WaveBuilder &w, const AttentionConfig &cfg, Value scales,
-                      Value rowOffsets, Value rowMask) {
-  const int64_t d = cfg.headDim, kp = paddedK(d);
-  Value offsets = w.divu(rowOffsets, w.splat(w.idx(32), {kRows}));
-  Value bytes = uq::LoadRowsOp::create(
-      w.b, w.loc, w.vec({kRows, kp / 32}, w.b.getI8Type()), scales, offsets,
-      rowMask, kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 32));
-  return w.bitcast(bytes, w.b.getType<Float8E8M0FNUType>());
-}
-
 /// q . rot(k_mean) of the group's rows ([16] f32; 0 for padding rows).
 Value loadQueryBias(WaveBuilder &w, const AttentionConfig &cfg, Value bias,
                     Value seq, Value kvh, Value rowMask) {
   Value head0 =
       w.add(w.mul(seq, w.idx(cfg.numQHeads)), w.mul(kvh, w.idx(cfg.group())));
-  Value rows = w.add(w.splat(head0, {kRows}), w.step(kRows));
-  return vector::GatherOp::create(
-      w.b, w.loc, w.vec({kRows}, w.b.getF32Type()), bias,
-      ValueRange{w.idx(0)}, rows, rowMask,
-      w.constSplat(w.b.getF32FloatAttr(0.0f), {kRows}));
+  return gatherQueryBias(w, bias, w.add(w.splat(head0, {kRows}), w.step(kRows)),
+                         rowMask);
 }
 } // namespace
 

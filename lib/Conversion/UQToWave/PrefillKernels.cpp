@@ -103,6 +103,7 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
       {"num_partitions", "by_value", "i32", {}, "value",
        "split-K partitions: partition p covers keys [p * partition_size, "
        "(p + 1) * partition_size); the last one also covers the rest"}};
+  addOptionArgs(cfg, "prefill", spec);
   spec.grid = {Dim("num_query_tiles"), Dim(hkv), Dim("num_partitions")};
   spec.params = {{"head_dim", d},
                  {"num_q_heads", hq},
@@ -289,6 +290,14 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value tables = arg(f, spec, w, "block_tables");
   FormatOps fmt{cfg, w, cache, arg(f, spec, w, "query_prepared"), t, d};
   Value q = fmt.loadQuery(rowOffsets, rowMask);
+  // Issue 13's options, as decode's partial kernel: per-32 query scales as
+  // the MFMA's A scales, q . rot(k_mean) added to every logit of its row.
+  if (cfg.scaledQuery && cfg.kFormat.getElement() != ElementCode::bf16)
+    fmt.queryScales = loadQueryScales(w, cfg, arg(f, spec, w, "query_scales"),
+                                      rowOffsets, rowMask);
+  Value bias = cfg.kMean ? gatherQueryBias(w, arg(f, spec, w, "query_bias"),
+                                           rowHeads, rowMask)
+                         : Value();
   // W > 1: the key tile's slot bytes go through one LDS copy per
   // workgroup; wave w copies the tile's tokens [w * t / W, (w + 1) * t / W).
   // Two copies (double buffering): while the waves compute on tile i from
@@ -394,6 +403,8 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
           slot = slotsOf(lw, t0, tok, valid);
         }
         Value s = fmt.keyLogits(q, slot, valid);
+        if (bias)
+          s = arith::AddFOp::create(lb, loc, s, lw.broadcastRows(bias, t));
         Value x = arith::MulFOp::create(
             lb, loc, s, lw.constSplat(lb.getF32FloatAttr(scale2), {kRows, t}));
         // Row r sees key k when 0 <= pos_r - k (< W with a window).

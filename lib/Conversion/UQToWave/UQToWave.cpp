@@ -277,18 +277,8 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     cfg.queryType = qType.getElementType();
     cfg.scaledQuery =
         attn.getQueryPrecision() == QueryPrecision::fp8_e4m3_scaled;
-    if constexpr (std::is_same_v<decltype(attn), PagedAttentionOp>) {
-      // uq.paged_attention has no channel-mean operands; its prefill kernel
-      // does not pass per-32 query scales to the MFMA yet.
-      if (cfg.scaledQuery)
-        return LogicalResult(
-            op->emitOpError()
-            << "has no GPU kernel for query_precision fp8_e4m3_scaled yet: "
-               "the prefill kernel runs the MFMA with unit query scales");
-    } else {
-      cfg.kMean = static_cast<bool>(attn.getKMean());
-      cfg.vMean = static_cast<bool>(attn.getVMean());
-    }
+    cfg.kMean = static_cast<bool>(attn.getKMean());
+    cfg.vMean = static_cast<bool>(attn.getVMean());
     if (attn.getQueryPrecision() == QueryPrecision::f32)
       return LogicalResult(
           op->emitOpError()
@@ -477,21 +467,39 @@ LogicalResult ConvertUQToWavePass::lowerPaged(PagedAttentionOp op,
                              h.idx(prefillTokensPerTile(cfg))),
       arith::AddIOp::create(b, h.loc, numSeqs, h.idx(2)));
   Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
-  Value ws = h.alloc({ShapedType::kDynamic}, wsElem,
-                     {h.mul(h.mul(numTokens, h.idx(hq)), h.idx(d))});
-  h.launch(queryKernel, {numTokens, h.idx(hq), h.idx(1)},
-           {h.input(query), ws, h.i32(numTokens)});
+  Value rows = h.mul(numTokens, h.idx(hq));
+  Value ws = h.alloc({ShapedType::kDynamic}, wsElem, {h.mul(rows, h.idx(d))});
+  // Issue 13's workspaces, as decode's: per-32 query scales and
+  // q . rot(k_mean) of every (token, head).
+  Value qScales, qBias;
+  if (cfg.scaledQuery)
+    qScales = h.alloc({ShapedType::kDynamic}, b.getI8Type(),
+                      {h.mul(rows, h.idx(d / 32))});
+  if (cfg.kMean)
+    qBias = h.alloc({ShapedType::kDynamic}, b.getF32Type(), {rows});
+  SmallVector<Value> queryOperands = {h.input(query), ws, h.i32(numTokens)};
+  if (qScales)
+    queryOperands.push_back(qScales);
+  if (qBias)
+    queryOperands.append({h.input(op.getKMean()), qBias});
+  h.launch(queryKernel, {numTokens, h.idx(hq), h.idx(1)}, queryOperands);
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
   Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numTokens, parts});
   Value pmax = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
   Value psum = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
+  SmallVector<Value> prefillOperands = {
+      ws, h.input(op.getCache()), h.input(op.getBlockTables()),
+      h.input(op.getSeqLens()), h.input(op.getQueryStartLoc()),
+      h.flatten(pout), h.flatten(pmax), h.flatten(psum),
+      h.i32(numTokens), h.i32(numSeqs), h.i32(numStarts),
+      h.i32(numBlocks), h.i32(maxBlocks), h.i32(tiles), h.i32(parts)};
+  if (qScales)
+    prefillOperands.push_back(qScales);
+  if (qBias)
+    prefillOperands.push_back(qBias);
   h.launch(prefillKernel, {tiles, h.idx(cfg.numKVHeads), parts},
-           {ws, h.input(op.getCache()), h.input(op.getBlockTables()),
-            h.input(op.getSeqLens()), h.input(op.getQueryStartLoc()),
-            h.flatten(pout), h.flatten(pmax), h.flatten(psum),
-            h.i32(numTokens), h.i32(numSeqs), h.i32(numStarts),
-            h.i32(numBlocks), h.i32(maxBlocks), h.i32(tiles), h.i32(parts)});
+           prefillOperands);
   auto outType = cast<RankedTensorType>(op.getResult().getType());
   Value out = h.alloc(outType.getShape(), cfg.resultType,
                       outType.isDynamicDim(0) ? ValueRange{numTokens}
@@ -501,6 +509,8 @@ LogicalResult ConvertUQToWavePass::lowerPaged(PagedAttentionOp op,
   if (cfg.sinks)
     operands.push_back(h.input(op.getSinks()));
   operands.append({h.flatten(out), h.i32(numTokens), h.i32(parts)});
+  if (cfg.vMean)
+    operands.push_back(h.input(op.getVMean()));
   h.launch(mergeKernel, {h.idx(hq), numTokens, h.idx(1)}, operands);
   op.getResult().replaceAllUsesWith(h.toTensor(out, outType));
   op.erase();

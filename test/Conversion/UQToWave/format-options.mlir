@@ -68,3 +68,42 @@ func.func @decode(%q: tensor<?x8x128xbf16>, %c: tensor<?x16x2x136xi8>,
       : (tensor<?x8x128xbf16>, tensor<?x16x2x136xi8>, tensor<?x?xi32>, tensor<?xi32>, tensor<8xf32>, tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<?x8x128xf32>
   return %o : tensor<?x8x128xf32>
 }
+
+// -----
+
+// The same options on paged attention (GQA 4): the query kernel writes the
+// per-32 scale bytes and q . rot(k_mean) of every (token, head); the prefill
+// kernel takes them after its scalars (the scale bytes as the scaled MFMA's
+// A scales, the bias gathered per row and added to every logit); the merge
+// adds v_mean[h / 4] times the keys' share of the softmax.
+// CHECK-LABEL: func.func @paged
+// CHECK: gpu.launch_func @uq_kernels::@paged_0_query {{.*}} args(%{{.*}} : memref<?xbf16>, %{{.*}} : memref<?xi8>, %{{.*}} : i32, %[[QS:.*]] : memref<?xi8>, %{{.*}} : memref<?xf32>, %[[QB:.*]] : memref<?xf32>)
+// CHECK: gpu.launch_func @uq_kernels::@paged_0_prefill {{.*}} %{{.*}} : i32, %[[QS]] : memref<?xi8>, %[[QB]] : memref<?xf32>)
+// CHECK: gpu.launch_func @uq_kernels::@paged_0_merge {{.*}} : i32, %{{.*}} : memref<?xf32>)
+// CHECK: gpu.func @paged_0_query(%{{.*}}: memref<?xbf16>, %{{.*}}: memref<?xi8>, %{{.*}}: i32, %[[S:.*]]: memref<?xi8>, %[[K:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>) kernel
+// CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}] : memref<?xi8>, vector<4xi8>
+// CHECK: vector.load %[[K]][%{{.*}}] : memref<?xf32>, vector<128xf32>
+// CHECK: vector.store %{{.*}}, %[[B]][%{{.*}}] : memref<?xf32>, vector<1xf32>
+// CHECK: gpu.func @paged_0_prefill({{.*}}: i32, %[[PS:.*]]: memref<?xi8>, %[[PB:.*]]: memref<?xf32>) workgroup({{.*}}) kernel
+// CHECK: %[[SB:.*]] = uq.load_rows %[[PS]][%{{.*}}] mask %{{.*}} : memref<?xi8>, vector<16xindex>, vector<16xi1> -> vector<16x4xi8>
+// CHECK: %[[SA:.*]] = vector.bitcast %[[SB]] : vector<16x4xi8> to vector<16x4xf8E8M0FNU>
+// CHECK: %[[BIAS:.*]] = vector.gather %[[PB]]
+// CHECK: scf.for
+// CHECK: %[[L:.*]] = uq.scaled_mma %{{.*}}, %[[SA]], %{{.*}} : vector<16x128xf8E4M3FN>, vector<16x4xf8E8M0FNU>
+// CHECK: %[[BC:.*]] = vector.shape_cast %[[BIAS]] : vector<16xf32> to vector<16x1xf32>
+// CHECK: %[[BB:.*]] = vector.broadcast %[[BC]] : vector<16x1xf32> to vector<16x32xf32>
+// CHECK: arith.addf %[[L]], %[[BB]] : vector<16x32xf32>
+// CHECK: gpu.func @paged_0_merge({{.*}}: i32, %[[MV:.*]]: memref<?xf32>) kernel
+// CHECK: vector.load %[[MV]][%{{.*}}] : memref<?xf32>, vector<128xf32>
+func.func @paged(%q: tensor<?x8x128xbf16>, %c: tensor<?x16x2x136xi8>, %bt: tensor<?x?xi32>,
+                 %lens: tensor<?xi32>, %qsl: tensor<?xi32>, %sinks: tensor<8xf32>,
+                 %mk: tensor<2x128xf32>, %mv: tensor<2x128xf32>) -> tensor<?x8x128xf32> {
+  %o = uq.paged_attention %q, %c, %bt, %lens query_start_loc %qsl sinks %sinks
+      k_mean %mk v_mean %mv scale 0.088
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, layout = #uq.cache_layout<vllm_slot>,
+       query_precision = #uq<query_precision fp8_e4m3_scaled>}
+      : (tensor<?x8x128xbf16>, tensor<?x16x2x136xi8>, tensor<?x?xi32>, tensor<?xi32>,
+         tensor<?xi32>, tensor<8xf32>, tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<?x8x128xf32>
+  return %o : tensor<?x8x128xf32>
+}

@@ -774,3 +774,21 @@ func.func @f(%q: tensor<1x4x48xf32>, %cache: tensor<8x16x2x192xi8>, %bt: tensor<
   %o = uq.decode_attention %q, %cache, %bt, %lens scale 1.0 {k_format = #uq.kv_format<bf16>, v_format = #uq.kv_format<bf16>, layout = #uq.cache_layout<vllm_slot>, query_precision = #uq<query_precision fp8_e4m3_scaled>} : (tensor<1x4x48xf32>, tensor<8x16x2x192xi8>, tensor<1x8xi32>, tensor<1xi32>) -> tensor<1x4x48xf32>
   return
 }
+
+// -----
+
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor<?x8xi32>,
+             %lens: tensor<?xi32>, %qsl: tensor<?xi32>, %m: tensor<1x128xf32>) {
+  // expected-error @+1 {{'uq.paged_attention' op k_mean dimension 0 (KV heads) must be 2, got 1}}
+  %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl k_mean %m scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x2x136xi8>, tensor<?x8xi32>, tensor<?xi32>, tensor<?xi32>, tensor<1x128xf32>) -> tensor<?x4x128xf32>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor<?x8xi32>,
+             %lens: tensor<?xi32>, %qsl: tensor<?xi32>, %m: tensor<2x64xf32>) {
+  // expected-error @+1 {{'uq.paged_attention' op v_mean dimension 1 (head dimension) must be 128, got 64}}
+  %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl v_mean %m scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x2x136xi8>, tensor<?x8xi32>, tensor<?xi32>, tensor<?xi32>, tensor<2x64xf32>) -> tensor<?x4x128xf32>
+  return
+}

@@ -198,6 +198,30 @@ func.func @paged_attention(%q: tensor<?x16x128xbf16>, %cache: tensor<?x16x2x136x
   return %o, %o2 : tensor<?x16x128xf32>, tensor<5x4x64xbf16>
 }
 
+// Channel means on uq.paged_attention (with and without sinks, one mean).
+// CHECK-LABEL: func @paged_attention_means
+func.func @paged_attention_means(%q: tensor<?x8x128xbf16>, %cache: tensor<?x16x2x136xi8>,
+                                 %bt: tensor<?x?xi32>, %lens: tensor<?xi32>,
+                                 %qsl: tensor<?xi32>, %sinks: tensor<8xf32>,
+                                 %mk: tensor<2x128xf32>, %mv: tensor<2x128xf32>)
+    -> (tensor<?x8x128xf32>, tensor<?x8x128xf32>) {
+  // CHECK: uq.paged_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} query_start_loc %{{.*}} sinks %{{.*}} k_mean %{{.*}} v_mean %{{.*}} scale 8.838830e-02 {k_format
+  %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl sinks %sinks
+      k_mean %mk v_mean %mv scale 0.0883883
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<?x8x128xbf16>, tensor<?x16x2x136xi8>, tensor<?x?xi32>, tensor<?xi32>,
+         tensor<?xi32>, tensor<8xf32>, tensor<2x128xf32>, tensor<2x128xf32>) -> tensor<?x8x128xf32>
+  // CHECK: uq.paged_attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} query_start_loc %{{.*}} v_mean %{{.*}} scale
+  %o2 = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl
+      v_mean %mv scale 0.0883883
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>}
+      : (tensor<?x8x128xbf16>, tensor<?x16x2x136xi8>, tensor<?x?xi32>, tensor<?xi32>,
+         tensor<?xi32>, tensor<2x128xf32>) -> tensor<?x8x128xf32>
+  return %o, %o2 : tensor<?x8x128xf32>, tensor<?x8x128xf32>
+}
+
 // -----
 
 // Split-K decode attention: partitions, then the merge with sinks.

@@ -11,7 +11,13 @@
 //    reference defines as the means added to every decoded row;
 //  - query_precision = fp8_e4m3_scaled: per-32 UE8M0 query scales as the
 //    scaled MFMA's A scales, including queries whose rotated elements pass
-//    448 (scale-1 FP8 gives NaN there) and D = 64 (half-padded MFMA K).
+//    448 (scale-1 FP8 gives NaN there) and D = 64 (half-padded MFMA K);
+//  - the same options on uq.paged_attention (prefill chunks and decodes in
+//    one batch, 1 and 4 waves per workgroup, sliding window);
+//  - the configuration docs/accuracy.md chooses for every path,
+//    `uq:c=0.196,rotv,search,kmean,vmean` (c = 0.196, mse_search, V
+//    rotated, K and V channel means): the GPU cache write bit-exact, decode
+//    and paged attention within the bound.
 // Outputs must lie within ref::attentionErrorBounds (the kernels' rounding
 // of P), as for every other configuration.
 //
@@ -34,6 +40,7 @@ struct OptionCase {
   bool sinks, kMean, vMean, scaledQuery, vRotated;
   float scale = 1.0f;
   double c = 0.156;
+  bool mseSearch = false;
 };
 
 void PrintTo(const OptionCase &c, std::ostream *os) { *os << c.name; }
@@ -51,6 +58,7 @@ AttentionProblem problemOf(const OptionCase &c) {
   pb.vRotated = c.vRotated;
   pb.scale = c.scale;
   pb.c = c.c;
+  pb.mseSearch = c.mseSearch;
   pb.seed = 99 + c.hq * 5 + c.d;
   return pb;
 }
@@ -85,7 +93,15 @@ INSTANTIATE_TEST_SUITE_P(
         OptionCase{"scaled_query_large", 8, 1, 128, {100}, true, false, false,
                    true, false, 300.0f},
         OptionCase{"scaled_query_means_d64", 4, 2, 64, {77, 20}, true, true,
-                   true, true, true, 20.0f, 0.196}),
+                   true, true, true, 20.0f, 0.196},
+        // docs/accuracy.md's configuration for every path:
+        // uq:c=0.196,rotv,search,kmean,vmean (with and without sinks).
+        OptionCase{"chosen_gqa8_sinks", 8, 1, 128, {700, 33, 1}, true, true,
+                   true, false, true, 1.0f, 0.196, true},
+        OptionCase{"chosen_gqa4_two_heads", 8, 2, 128, {257, 64}, false, true,
+                   true, false, true, 3.0f, 0.196, true},
+        OptionCase{"chosen_d64", 4, 1, 64, {129}, true, true, true, false,
+                   true, 1.0f, 0.196, true}),
     [](const ::testing::TestParamInfo<OptionCase> &info) {
       return std::string(info.param.name);
     });
@@ -121,4 +137,112 @@ TEST(GPUFormatOptions, MeansOnOtherFormatsAreAnError) {
   ASSERT_FALSE(static_cast<bool>(r));
   EXPECT_NE(llvm::toString(r.takeError()).find("UltraQuant"),
             std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// uq.paged_attention
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct PagedOptionCase {
+  const char *name;
+  OptionCase options;
+  int64_t waves, window;
+};
+
+void PrintTo(const PagedOptionCase &c, std::ostream *os) { *os << c.name; }
+
+class GPUPagedFormatOptions
+    : public ::testing::TestWithParam<PagedOptionCase> {};
+
+} // namespace
+
+// Prefill chunks, decodes and tokens no sequence covers in one batch; one
+// code object per configuration serves every batch.
+TEST_P(GPUPagedFormatOptions, MatchesReference) {
+  const PagedOptionCase &c = GetParam();
+  PagedAttentionProblem shape;
+  shape.config = problemOf(c.options);
+  shape.config.prefillWaves = c.waves;
+  shape.window = c.window;
+  auto compiled = CompiledPagedAttention::compile(shape);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  struct Batch {
+    std::vector<int32_t> queryLens, seqLens;
+    int64_t leading, trailing;
+  };
+  const std::vector<Batch> batches = {
+      {{1, 1, 1}, {1, 40, 333}, 0, 0},
+      {{70, 1, 17}, {70, 300, 200}, 3, 5},
+      {{129}, {400}, 0, 0}};
+  uint64_t seed = 11;
+  for (const Batch &b : batches) {
+    PagedAttentionProblem pp = shape;
+    pp.config.seed = seed++;
+    pp.queryLens = b.queryLens;
+    pp.seqLens = b.seqLens;
+    pp.leadingTokens = b.leading;
+    pp.trailingTokens = b.trailing;
+    auto report = (*compiled)->run(pp);
+    ASSERT_TRUE(static_cast<bool>(report))
+        << llvm::toString(report.takeError());
+    EXPECT_EQ(report->outsideBound, 0)
+        << "batch " << seed - 11 << ": of " << report->numOutputs
+        << " outputs; rel L2 " << report->relL2 << ", max abs "
+        << report->maxAbsError;
+    EXPECT_LT(report->relL2, 3e-3);
+    for (float x : report->output)
+      ASSERT_TRUE(std::isfinite(x));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Options, GPUPagedFormatOptions,
+    ::testing::Values(
+        PagedOptionCase{"chosen_gqa8_sinks_w4",
+                        {"", 8, 1, 128, {}, true, true, true, false, true,
+                         1.0f, 0.196, true},
+                        4, 0},
+        PagedOptionCase{"chosen_gqa4_w1_window",
+                        {"", 8, 2, 128, {}, false, true, true, false, true,
+                         2.0f, 0.196, true},
+                        1, 100},
+        PagedOptionCase{"kmean_only_sinks_d64",
+                        {"", 4, 1, 64, {}, true, true, false, false, false},
+                        2, 0},
+        PagedOptionCase{"scaled_query_large_means",
+                        {"", 8, 1, 128, {}, true, true, true, true, false,
+                         300.0f},
+                        4, 0}),
+    [](const ::testing::TestParamInfo<PagedOptionCase> &info) {
+      return std::string(info.param.name);
+    });
+
+// The paged means matter as decode's do: without them in the attention the
+// output moves by more than 10 % of its magnitude.
+TEST(GPUPagedFormatOptions, MeansChangeTheResult) {
+  OptionCase c{"means", 8, 2, 128, {}, true, true, true, false, false};
+  PagedAttentionProblem pp;
+  pp.config = problemOf(c);
+  pp.queryLens = {20, 1};
+  pp.seqLens = {50, 90};
+  auto with = runEmulatedPagedAttention(pp);
+  ASSERT_TRUE(static_cast<bool>(with)) << llvm::toString(with.takeError());
+  EXPECT_EQ(with->outsideBound, 0);
+  // The same draws without the means (rows not shifted, so the cache holds
+  // nearly the same bytes): kernels that ignored the means would give
+  // nearly the same output.
+  PagedAttentionProblem without = pp;
+  without.config.kMean = without.config.vMean = false;
+  auto other = runEmulatedPagedAttention(without);
+  ASSERT_TRUE(static_cast<bool>(other)) << llvm::toString(other.takeError());
+  ASSERT_EQ(with->output.size(), other->output.size());
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < with->output.size(); ++i) {
+    diff += std::fabs(with->output[i] - other->output[i]);
+    norm += std::fabs(other->output[i]);
+  }
+  EXPECT_GT(diff, 0.1 * norm);
 }

@@ -32,6 +32,8 @@ struct Config {
   int64_t hq, hkv, d, bs;
   bool sinks = false, fp8Query = true, vRotated = false;
   int64_t window = 0; // 0: none
+  /// k_mean / v_mean operands (the cache is written with the same means).
+  bool means = false;
 
   ref::Format kf() const { return ref::keyFormat(); }
   ref::Format vf() const {
@@ -58,29 +60,43 @@ struct Config {
   std::string sinkType() const {
     return sinks ? llvm::formatv(", tensor<{0}xf32>", hq).str() : "";
   }
+  std::string meanArgs() const {
+    return means ? llvm::formatv(", %mk: tensor<{0}x{1}xf32>, %mv: "
+                                 "tensor<{0}x{1}xf32>",
+                                 hkv, d)
+                       .str()
+                 : "";
+  }
+  std::string meanTypes() const {
+    return means ? llvm::formatv(", tensor<{0}x{1}xf32>, tensor<{0}x{1}xf32>",
+                                 hkv, d)
+                       .str()
+                 : "";
+  }
   std::string windowText() const {
     return window ? " window " + std::to_string(window) : "";
   }
   std::string pagedTypes() const {
     return llvm::formatv("tensor<?x{0}x{1}xbf16>, tensor<?x{2}x{3}x{4}xi8>, "
-                         "tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>{5}",
-                         hq, d, bs, hkv, slot(), sinkType())
+                         "tensor<?x?xi32>, tensor<?xi32>, tensor<?xi32>{5}{6}",
+                         hq, d, bs, hkv, slot(), sinkType(), meanTypes())
         .str();
   }
   /// uq.paged_attention alone, every size that may be dynamic dynamic.
   std::string pagedIR() const {
     return llvm::formatv(R"(
 func.func @main(%q: tensor<?x{0}x{1}xbf16>, %cache: tensor<?x{2}x{3}x{4}xi8>,
-                %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %qsl: tensor<?xi32>{5})
+                %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %qsl: tensor<?xi32>{5}{11})
     -> tensor<?x{0}x{1}xf32> {{
-  %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl {6}
+  %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl {6}{12}
       scale {7}{8} {9} : ({10}) -> tensor<?x{0}x{1}xf32>
   return %o : tensor<?x{0}x{1}xf32>
 }
 )",
                          hq, d, bs, hkv, slot(), sinkArg(),
                          sinks ? "sinks %s" : "", scaleText(), windowText(),
-                         formats(), pagedTypes())
+                         formats(), pagedTypes(), meanArgs(),
+                         means ? " k_mean %mk v_mean %mv" : "")
         .str();
   }
 };
@@ -99,10 +115,20 @@ struct Batch {
   std::vector<uint8_t> cache;
   std::vector<int32_t> tables, lens, starts;
   std::vector<float> q, sinks;
+  /// Channel means [hkv, d] (Config::means), else empty.
+  std::vector<float> kMean, vMean;
 
   Batch(const Config &cfg, std::vector<Seq> seqsIn, uint64_t seed)
       : c(cfg), seqs(std::move(seqsIn)) {
     Rng rng(seed);
+    if (c.means) {
+      Rng mrng(seed ^ 0x5EED);
+      for (std::vector<float> *m : {&kMean, &vMean}) {
+        m->resize(c.hkv * c.d);
+        for (float &x : *m)
+          x = mrng.normal(3.0f);
+      }
+    }
     maxBlocks = 1;
     for (const Seq &s : seqs)
       maxBlocks = std::max<int64_t>(maxBlocks, (s.len + c.bs - 1) / c.bs);
@@ -123,14 +149,18 @@ struct Batch {
         tables[s * maxBlocks + b] = ids[s * maxBlocks + b];
       std::vector<float> k(len * c.hkv * c.d), v(k.size());
       for (size_t i = 0; i < k.size(); ++i) {
-        k[i] = bf16Round(rng.normal(1.0f));
-        v[i] = bf16Round(rng.normal(1.0f));
+        // With means, rows around them (the cache write centres them again).
+        size_t m = i % (c.hkv * c.d);
+        k[i] = bf16Round(rng.normal(1.0f) + (c.means ? kMean[m] : 0.0f));
+        v[i] = bf16Round(rng.normal(1.0f) + (c.means ? vMean[m] : 0.0f));
       }
       std::vector<int64_t> slots(len);
       for (int64_t j = 0; j < len; ++j)
         slots[j] = int64_t(tables[s * maxBlocks + j / c.bs]) * c.bs + j % c.bs;
       EXPECT_TRUE(ref::cacheWrite(c.kf(), c.vf(), g, k.data(), v.data(),
-                                  slots.data(), len, cache.data())
+                                  slots.data(), len, cache.data(),
+                                  c.means ? kMean.data() : nullptr,
+                                  c.means ? vMean.data() : nullptr)
                       .ok());
       lens.push_back(static_cast<int32_t>(len));
       numTokens += seqs[s].queryLen;
@@ -153,6 +183,10 @@ struct Batch {
     p.softmaxScale = c.scale();
     p.queryPrecision =
         c.fp8Query ? ref::QueryPrecision::FP8_E4M3 : ref::QueryPrecision::F32;
+    if (c.means) {
+      p.kMean = kMean.data();
+      p.vMean = vMean.data();
+    }
     return p;
   }
 
@@ -165,6 +199,10 @@ struct Batch {
         tensorOf(DType::I32, {int64_t(starts.size())}, starts)};
     if (c.sinks)
       a.push_back(f32Tensor({c.hq}, sinks));
+    if (c.means) {
+      a.push_back(f32Tensor({c.hkv, c.d}, kMean));
+      a.push_back(f32Tensor({c.hkv, c.d}, vMean));
+    }
     return a;
   }
 
@@ -233,6 +271,10 @@ const MixedCase kMixed[] = {
     {"Gqa8_D128",
      {8, 1, 128, 16, false, false},
      {{129, 129}, {2000, 1}, {16, 5}}},
+    // Channel means (k_mean, v_mean) with sinks, rotated values, GQA 4.
+    {"Gqa4_D128_Means_Sinks_RotatedV",
+     {8, 2, 128, 16, true, true, true, 0, /*means=*/true},
+     {{300, 40}, {1, 1}, {64, 64}, {0, 0}}},
 };
 
 void PrintTo(const MixedCase &c, std::ostream *os) { *os << c.name; }

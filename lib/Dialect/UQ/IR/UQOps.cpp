@@ -442,12 +442,23 @@ LogicalResult PagedAttentionOp::verify() {
 
   if (!std::isfinite(getScale().convertToFloat()))
     return emitOpError("scale must be finite");
+  if (getQueryPrecision() == QueryPrecision::fp8_e4m3_scaled &&
+      query.getDimSize(2) % 32 != 0)
+    return emitOpError()
+           << "query_precision fp8_e4m3_scaled needs a head dimension that is "
+              "a multiple of 32 (one scale per 32 channels), got "
+           << query.getDimSize(2);
   if (getSinks()) {
     RankedTensorType sinks = tensorType(getSinks());
     if (failed(verifyRank(*this, sinks, 1, "sinks")) ||
         failed(verifyDim(*this, sinks, 0, hq, "sinks", "query heads")))
       return failure();
   }
+  if (failed(verifyMean(*this, getKMean(), hkv, query.getDimSize(2),
+                        "k_mean")) ||
+      failed(verifyMean(*this, getVMean(), hkv, query.getDimSize(2),
+                        "v_mean")))
+    return failure();
   RankedTensorType result = tensorType(getResult());
   if (failed(verifyRank(*this, result, 3, "result")))
     return failure();

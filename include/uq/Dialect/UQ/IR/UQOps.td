@@ -303,7 +303,8 @@ def UQ_DecodeAttentionPartialOp
 // Paged attention (prefill chunks and decodes in one batch)
 //===----------------------------------------------------------------------===//
 
-def UQ_PagedAttentionOp : UQ_Op<"paged_attention", [Pure]> {
+def UQ_PagedAttentionOp
+    : UQ_Op<"paged_attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "Causal attention of new query tokens (prefill chunks and "
                 "decodes) over the paged quantized KV cache";
   let description = [{
@@ -322,7 +323,10 @@ def UQ_PagedAttentionOp : UQ_Op<"paged_attention", [Pure]> {
     `q . k_decoded * scale`; `sinks[h]` joins the softmax as one extra logit
     without a value row; the output is rotated back when `v_format` is
     rotated. A batch of query length 1 everywhere is exactly
-    `uq.decode_attention`.
+    `uq.decode_attention`. `k_mean` / `v_mean` (`[Hkv, D]` `f32`) undo
+    the channel means a `uq.cache_write` subtracted, exactly as for
+    `uq.decode_attention` (every decoded key / value row of KV head `h`
+    gets `k_mean[h]` / `v_mean[h]` added in its coded domain).
 
     Every index input has a defined result (docs/dialect.md, "Input
     policy"): `query_start_loc` is read as its running maximum clamped to
@@ -351,6 +355,8 @@ def UQ_PagedAttentionOp : UQ_Op<"paged_attention", [Pure]> {
                        RankedTensorOf<[I32]>:$seq_lens,
                        RankedTensorOf<[I32]>:$query_start_loc,
                        Optional<RankedTensorOf<[F32]>>:$sinks,
+                       Optional<RankedTensorOf<[F32]>>:$k_mean,
+                       Optional<RankedTensorOf<[F32]>>:$v_mean,
                        F32Attr:$scale,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>]>>:$window,
                        UQ_KVFormatAttr:$k_format, UQ_KVFormatAttr:$v_format,
@@ -361,6 +367,7 @@ def UQ_PagedAttentionOp : UQ_Op<"paged_attention", [Pure]> {
   let assemblyFormat = [{
     $query `,` $cache `,` $block_tables `,` $seq_lens
     `query_start_loc` $query_start_loc (`sinks` $sinks^)?
+    (`k_mean` $k_mean^)? (`v_mean` $v_mean^)?
     `scale` $scale (`window` $window^)? attr-dict
     `:` functional-type(operands, results)
   }];
