@@ -128,6 +128,8 @@ std::pair<ref::Format, ref::Format> formats(const AttentionProblem &pb) {
     if (pb.mseSearch)
       kf.scaleRule = vf.scaleRule = ref::ScaleRule::MseSearch;
     vf.rotate = pb.vRotated;
+    if (pb.vScaleE4M3)
+      vf.scaleCode = ref::ScaleCode::E4M3;
     break;
   case KVCacheKind::FP8:
     kf.code = vf.code = ref::ElementCode::FP8_E4M3;
@@ -145,11 +147,16 @@ std::string formatAttrs(const AttentionProblem &pb) {
   switch (pb.format) {
   case KVCacheKind::UltraQuant: {
     // The dialect's spelling of c: parses back to the same double.
+    // (E4M3 scales default to c = 1/6: their c is always spelled out.)
     std::string c =
         pb.c == 0.156 ? "" : ", c = " + KVFormatAttr::formatScaleConstant(pb.c);
+    std::string cv = pb.vScaleE4M3 ? ", c = " +
+                                         KVFormatAttr::formatScaleConstant(pb.c)
+                                   : c;
     std::string rule = pb.mseSearch ? ", scale_rule = mse_search" : "";
     k = "#uq.kv_format<fp4_e2m1" + c + ", rotation = hadamard" + rule + ">";
-    v = "#uq.kv_format<fp4_e2m1" + c +
+    v = "#uq.kv_format<fp4_e2m1" +
+        std::string(pb.vScaleE4M3 ? ", scale = e4m3" : "") + cv +
         (pb.vRotated ? ", rotation = hadamard" : "") + rule + ">";
     break;
   }
@@ -479,7 +486,7 @@ CompiledAttention::run(const AttentionProblem &pb) const {
       pb.c != shape.c || pb.mseSearch != shape.mseSearch ||
       pb.vRotated != shape.vRotated || pb.softmaxScale != shape.softmaxScale ||
       pb.kMean != shape.kMean || pb.vMean != shape.vMean ||
-      pb.scaledQuery != shape.scaledQuery)
+      pb.scaledQuery != shape.scaledQuery || pb.vScaleE4M3 != shape.vScaleE4M3)
     return makeError("the problem's configuration differs from the compiled "
                      "one");
   if (pb.seqLens.empty())
@@ -1016,7 +1023,8 @@ struct CompiledPagedAttention::Impl {
         a.outType != b.outType || a.c != b.c || a.mseSearch != b.mseSearch ||
         a.vRotated != b.vRotated || a.softmaxScale != b.softmaxScale ||
         a.kMean != b.kMean || a.vMean != b.vMean ||
-        a.scaledQuery != b.scaledQuery || a.partitionSize != b.partitionSize ||
+        a.scaledQuery != b.scaledQuery || a.vScaleE4M3 != b.vScaleE4M3 ||
+        a.partitionSize != b.partitionSize ||
         a.prefillWaves != b.prefillWaves || shape.window != pp.window)
       return makeError("the problem's configuration differs from the "
                        "compiled one");

@@ -53,6 +53,11 @@ static cl::opt<uq::KVCacheKind> format(
                clEnumValN(uq::KVCacheKind::FP8, "fp8", "FP8 E4M3, scale 1"),
                clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16")),
     cl::init(uq::KVCacheKind::UltraQuant), cl::cat(category));
+static cl::opt<bool> vScaleE4M3(
+    "v-scale-e4m3",
+    cl::desc("uq4 values with FP8 E4M3 group scales (scale = e4m3 on the "
+             "value format, docs/accuracy.md's vs=e4m3) instead of UE8M0"),
+    cl::init(false), cl::cat(category));
 
 static cl::OptionCategory ladderCat("Ladder and kernel table");
 static cl::opt<bool> ladder(
@@ -290,6 +295,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   uq::hideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
+  if (vScaleE4M3 && (ladder || quick || !tablePath.empty() || prefill))
+    return error("--v-scale-e4m3 goes with the single-kernel report (not "
+                 "--ladder, --table, --quick or --prefill)");
   if (ladder || quick || !tablePath.empty())
     return runLadderOrTable(argc, argv);
   if (!jsonPath.empty() || !plotPath.empty() || !shapesOpt.empty() || !contextsOpt.empty() ||
@@ -329,6 +337,9 @@ int main(int argc, char **argv) {
   pb.seqLens = {seqLen};
   pb.partitionSize = partitionSize;
   pb.format = format;
+  if (vScaleE4M3 && format != uq::KVCacheKind::UltraQuant)
+    return error("--v-scale-e4m3 needs --format=uq4");
+  pb.vScaleE4M3 = vScaleE4M3;
   // The cache write is measured on its own below; a 32K-token cache is
   // written by the reference to keep the run short.
   pb.gpuCacheWrite = false;
@@ -343,10 +354,11 @@ int main(int argc, char **argv) {
     return error(llvm::toString(write.takeError()));
 
   llvm::outs() << llvm::formatv(
-      "uq kernel report: gfx950, {6} KV cache, head_dim {0}, {1} query heads "
-      "/ {2} KV heads (GQA {3}), block size {4}, partition {5}\n\n",
+      "uq kernel report: gfx950, {6}{7} KV cache, head_dim {0}, {1} query "
+      "heads / {2} KV heads (GQA {3}), block size {4}, partition {5}\n\n",
       pb.headDim, pb.numQHeads, pb.numKVHeads, pb.numQHeads / pb.numKVHeads,
-      pb.blockSize, pb.partitionSize, uq::kvCacheKindName(pb.format));
+      pb.blockSize, pb.partitionSize, uq::kvCacheKindName(pb.format),
+      pb.vScaleE4M3 ? " (E4M3 value scales)" : "");
   auto json = llvm::json::parse(report->kernelsJson);
   if (!json)
     return error("bad kernel JSON: " + llvm::toString(json.takeError()));

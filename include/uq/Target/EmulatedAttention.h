@@ -73,6 +73,9 @@ struct AttentionProblem {
   double c = 0.156;
   bool mseSearch = false;
   bool vRotated = false;
+  /// Value group scales in FP8 E4M3 (`scale = e4m3` on the value format,
+  /// docs/accuracy.md's `vs=e4m3`); keys keep UE8M0 (the MFMA's scales).
+  bool vScaleE4M3 = false;
   /// Softmax scale; 0 means 1/sqrt(headDim).
   float softmaxScale = 0.0f;
   /// Unused blocks in the cache, unused block-table columns.

@@ -292,7 +292,12 @@ struct FormatOps {
       Value bytes = readRegion(v0, slots, valid);
       Value codes = w.bitcast(bytes, w.b.getType<Float4E2M1FNType>());
       Value sBytes = readRegion(v0 + 1, slots, valid);
-      Value scales = w.bitcast(sBytes, w.b.getType<Float8E8M0FNUType>());
+      // UE8M0 scales, or E4M3 ones (scale = e4m3: code * S is exact in
+      // bf16, see uq.scaled_ext).
+      Value scales =
+          vf.getScale() == ScaleEncoding::e4m3
+              ? w.bitcast(sBytes, w.b.getType<Float8E4M3FNType>())
+              : w.bitcast(sBytes, w.b.getType<Float8E8M0FNUType>());
       Value v = uq::ScaledExtOp::create(
           w.b, w.loc, w.vec({t, d}, w.b.getBF16Type()), codes, scales);
       Value pb = arith::TruncFOp::create(

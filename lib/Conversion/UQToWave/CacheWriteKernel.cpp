@@ -30,13 +30,14 @@ namespace {
 constexpr int64_t kGroup = 32;
 
 /// The byte (i32) of candidate k of a group whose log_round byte is
-/// \p byte0: byte0 - 1 + k clamped to [1, 254] (as uq::ref's search).
-Value candidateByte(ScalarEmitter &es, Value byte0, int64_t k) {
+/// \p byte0: byte0 - 1 + k clamped to [1, 254] (as uq::ref's search); with
+/// E4M3 scales (\p e4m3) to [1, 126], the positive finite E4M3 values.
+Value candidateByte(ScalarEmitter &es, Value byte0, int64_t k, bool e4m3) {
   OpBuilder &b = es.builder();
   Location l = es.location();
   Value cb = arith::AddIOp::create(b, l, byte0, es.i32(k - 1));
   cb = arith::MaxSIOp::create(b, l, cb, es.i32(1));
-  return arith::MinSIOp::create(b, l, cb, es.i32(254));
+  return arith::MinSIOp::create(b, l, cb, es.i32(e4m3 ? 126 : 254));
 }
 
 /// Codes the f32 row \p x [D] in format \p fmt and stores its bytes at
@@ -84,8 +85,21 @@ void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
   ScalarEmitter gs(b, loc, {groups});
   ScalarEmitter es(b, loc, {groups, kGroup});
   bool tiesDown = fmt.getRounding() == Rounding::ties_down;
-  Value byte0 = gs.ue8m0ScaleByte(gs.bits(amax), fmt.getCValue());
+  // UE8M0 scales: codes fp4(x * 2^-e); E4M3 scales (values only): codes
+  // fp4(x / S), S the byte's E4M3 value (a correctly rounded f32 division,
+  // as uq::ref and the CPU path).
+  const bool e4m3 = fmt.getScale() == ScaleEncoding::e4m3;
+  Value byte0 = e4m3 ? gs.e4m3ScaleByte(gs.bits(amax), fmt.getCValue())
+                     : gs.ue8m0ScaleByte(gs.bits(amax), fmt.getCValue());
+  auto scaleOf = [&](Value byte) {
+    return e4m3 ? gs.fp8Decode(byte) : gs.e8m0Normal(byte);
+  };
   auto codesFor = [&](Value byte) {
+    if (e4m3)
+      return es.fp4Encode(
+          arith::DivFOp::create(b, loc, xg,
+                                w.broadcastRows(gs.fp8Decode(byte), kGroup)),
+          tiesDown);
     Value inv = w.broadcastRows(gs.e8m0Reciprocal(byte), kGroup);
     return es.fp4Encode(arith::MulFOp::create(b, loc, xg, inv), tiesDown);
   };
@@ -96,10 +110,9 @@ void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
         arith::ExtFOp::create(b, loc, w.vec({groups, kGroup}, b.getF64Type()),
                               xg);
     for (int64_t k = 0; k < 3; ++k) {
-      Value cb = candidateByte(gs, byte0, k);
-      Value dec = arith::MulFOp::create(
-          b, loc, es.fp4Decode(codesFor(cb)),
-          w.broadcastRows(gs.e8m0Normal(cb), kGroup));
+      Value cb = candidateByte(gs, byte0, k, e4m3);
+      Value dec = arith::MulFOp::create(b, loc, es.fp4Decode(codesFor(cb)),
+                                        w.broadcastRows(scaleOf(cb), kGroup));
       Value diff = arith::SubFOp::create(
           b, loc,
           arith::ExtFOp::create(b, loc, w.vec({groups, kGroup}, b.getF64Type()),

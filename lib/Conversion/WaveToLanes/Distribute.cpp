@@ -51,6 +51,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <limits>
 
 namespace uq {
 #define GEN_PASS_DEF_DISTRIBUTETOLANESPASS
@@ -96,6 +97,43 @@ private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value i32(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  /// The f32 value of an OCP FP8 E4M3FN byte (\p byte: i32 0..255), as
+  /// uq::ref::fp8e4m3Decode: (8 + m) * 2^(e - 10) for e > 0, m * 2^-9 for
+  /// e = 0 (subnormals), NaN for 0x7F / 0xFF, the sign from bit 7. Built
+  /// from exact integer and power-of-two steps.
+  Value e4m3Value(Value byte) {
+    Type f32 = b.getF32Type();
+    auto ci = [&](int64_t v) { return i32(v); };
+    Value e = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, byte, ci(3)), ci(15));
+    Value m = arith::AndIOp::create(b, loc, byte, ci(7));
+    Value normal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, e,
+                                         ci(0));
+    Value sig = arith::OrIOp::create(
+        b, loc, m, arith::SelectOp::create(b, loc, normal, ci(8), ci(0)));
+    Value e1 = arith::MaxUIOp::create(b, loc, e, ci(1));
+    // 2^(e1 - 10) as f32 bits: (e1 - 10 + 127) << 23.
+    Value pow = arith::BitcastOp::create(
+        b, loc, f32,
+        arith::ShLIOp::create(b, loc,
+                              arith::AddIOp::create(b, loc, e1, ci(117)),
+                              ci(23)));
+    Value mag = arith::MulFOp::create(
+        b, loc, arith::UIToFPOp::create(b, loc, f32, sig), pow);
+    Value isNan = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq,
+        arith::AndIOp::create(b, loc, byte, ci(0x7F)), ci(0x7F));
+    mag = arith::SelectOp::create(
+        b, loc, isNan,
+        arith::ConstantOp::create(
+            b, loc, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
+        mag);
+    Value negative = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, byte, ci(0x80)), ci(0));
+    return arith::SelectOp::create(b, loc, negative,
+                                   arith::NegFOp::create(b, loc, mag), mag);
   }
   /// The coordinate t of this lane in dimension \p d of \p l.
   Value laneCoord(const DimLayout &d);
@@ -1039,7 +1077,12 @@ LogicalResult Distributor::scaledExt(uq::ScaledExtOp op, const Layout &l) {
       b, loc, VectorType::get({sl->elementsPerLane()}, b.getI8Type()),
       mapped(op.getScales()));
   // The E8M0 byte shifted into an f32 exponent: the instruction uses only
-  // the exponent of its scale operand (gfx950-notes.md).
+  // the exponent of its scale operand (gfx950-notes.md). An E4M3 scale
+  // (the `scale = e4m3` value format) is not a power of two: the codes are
+  // converted with scale 1 and multiplied by its f32 value, exactly (see
+  // e4m3Value).
+  const bool e4m3 = isa<Float8E4M3FNType>(
+      op.getScales().getType().getElementType());
   std::map<int64_t, Value> scaleOf;
   auto scaleFor = [&](int64_t f) {
     SmallVector<int64_t> bs, es;
@@ -1053,13 +1096,34 @@ LogicalResult Distributor::scaledExt(uq::ScaledExtOp op, const Layout &l) {
       return it->second;
     Value byte = arith::ExtUIOp::create(b, loc, b.getI32Type(),
                                         extract(scaleBytes, sf));
-    Value shifted = arith::ShLIOp::create(b, loc, byte, i32(23));
-    Value s = arith::BitcastOp::create(b, loc, b.getF32Type(), shifted);
+    Value s = e4m3 ? e4m3Value(byte)
+                   : arith::BitcastOp::create(
+                         b, loc, b.getF32Type(),
+                         arith::ShLIOp::create(b, loc, byte, i32(23)));
     scaleOf[sf] = s;
     return s;
   };
   VectorType pair = VectorType::get({2}, res);
   SmallVector<Value> halves;
+  if (e4m3) {
+    // fp4 -> f32 with scale 1.0 (E8M0 127), times S in f32: code (at most 2
+    // significant bits) times S (at most 4) is exact in f32 and in bf16.
+    VectorType f32x2 = VectorType::get({2}, b.getF32Type());
+    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    for (int64_t f = 0; f < n; f += 2) {
+      Value p = ROCDL::CvtScaleF32PkF32Fp4Op::create(
+          b, loc, f32x2, extract(words, f / 8), one, (f % 8) / 2);
+      // As pairs: v_pk_mul_f32, then one v_cvt_pk_bf16_f32.
+      Value x = arith::MulFOp::create(
+          b, loc, p, vector::BroadcastOp::create(b, loc, f32x2, scaleFor(f)));
+      if (res.isBF16())
+        x = arith::TruncFOp::create(b, loc, pair, x);
+      halves.push_back(extract(x, 0));
+      halves.push_back(extract(x, 1));
+    }
+    map.map(op->getResult(0), fromElements(res, halves));
+    return success();
+  }
   for (int64_t f = 0; f < n; f += 2) {
     Value w = extract(words, f / 8);
     uint32_t sel = (f % 8) / 2;

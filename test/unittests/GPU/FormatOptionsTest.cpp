@@ -14,10 +14,12 @@
 //    448 (scale-1 FP8 gives NaN there) and D = 64 (half-padded MFMA K);
 //  - the same options on uq.paged_attention (prefill chunks and decodes in
 //    one batch, 1 and 4 waves per workgroup, sliding window);
-//  - the configuration docs/accuracy.md chooses for every path,
-//    `uq:c=0.196,rotv,search,kmean,vmean` (c = 0.196, mse_search, V
-//    rotated, K and V channel means): the GPU cache write bit-exact, decode
-//    and paged attention within the bound.
+//  - E4M3 value scales (`scale = e4m3` on the value format);
+//  - docs/accuracy.md's configurations: `uq:c=0.196,rotv,search,kmean,vmean`
+//    (c = 0.196, mse_search, V rotated, K and V channel means) and the best
+//    the dialect expresses, the same with E4M3 value scales (`vs=e4m3`):
+//    the GPU cache write bit-exact, decode and paged attention within the
+//    bound.
 // Outputs must lie within ref::attentionErrorBounds (the kernels' rounding
 // of P), as for every other configuration.
 //
@@ -41,6 +43,7 @@ struct OptionCase {
   float scale = 1.0f;
   double c = 0.156;
   bool mseSearch = false;
+  bool vScaleE4M3 = false;
 };
 
 void PrintTo(const OptionCase &c, std::ostream *os) { *os << c.name; }
@@ -59,6 +62,7 @@ AttentionProblem problemOf(const OptionCase &c) {
   pb.scale = c.scale;
   pb.c = c.c;
   pb.mseSearch = c.mseSearch;
+  pb.vScaleE4M3 = c.vScaleE4M3;
   pb.seed = 99 + c.hq * 5 + c.d;
   return pb;
 }
@@ -101,7 +105,18 @@ INSTANTIATE_TEST_SUITE_P(
         OptionCase{"chosen_gqa4_two_heads", 8, 2, 128, {257, 64}, false, true,
                    true, false, true, 3.0f, 0.196, true},
         OptionCase{"chosen_d64", 4, 1, 64, {129}, true, true, true, false,
-                   true, 1.0f, 0.196, true}),
+                   true, 1.0f, 0.196, true},
+        // E4M3 value scales (vs=e4m3): plain, large values, and the best
+        // configuration the dialect expresses,
+        // uq:c=0.196,rotv,search,vs=e4m3,kmean,vmean.
+        OptionCase{"e4m3_values_d256", 4, 1, 256, {100, 7}, false, false,
+                   false, false, false, 1.0f, 0.156, false, true},
+        OptionCase{"e4m3_values_large_search", 8, 2, 128, {90}, true, false,
+                   false, false, true, 30.0f, 0.196, true, true},
+        OptionCase{"best_dialect_gqa8_sinks", 8, 1, 128, {700, 33, 1}, true,
+                   true, true, false, true, 1.0f, 0.196, true, true},
+        OptionCase{"best_dialect_d64_scaled_query", 4, 1, 64, {129}, true,
+                   true, true, true, true, 1.0f, 0.196, true, true}),
     [](const ::testing::TestParamInfo<OptionCase> &info) {
       return std::string(info.param.name);
     });
@@ -212,6 +227,14 @@ INSTANTIATE_TEST_SUITE_P(
         PagedOptionCase{"kmean_only_sinks_d64",
                         {"", 4, 1, 64, {}, true, true, false, false, false},
                         2, 0},
+        PagedOptionCase{"best_dialect_gqa8_sinks_w4",
+                        {"", 8, 1, 128, {}, true, true, true, false, true,
+                         1.0f, 0.196, true, true},
+                        4, 0},
+        PagedOptionCase{"e4m3_values_gqa4_w2_window",
+                        {"", 8, 2, 128, {}, false, false, false, false, false,
+                         2.0f, 0.156, false, true},
+                        2, 64},
         PagedOptionCase{"scaled_query_large_means",
                         {"", 8, 1, 128, {}, true, true, true, true, false,
                          300.0f},

@@ -69,7 +69,8 @@ int64_t numBlocks(const AttentionProblem &pb) {
 /// Runs \p pb on every path; every path must agree with the reference
 /// (cache bytes bit-exact, outputs within the bound, NaN where it is NaN).
 /// The problems share compiled code (run-time sizes): one compilation per
-/// format and sinks on/off, for the GPU and the CPU paths.
+/// format (E4M3 value scales or not) and sinks on/off, for the GPU and the
+/// CPU paths.
 llvm::Expected<AttentionReport> runShared(const AttentionProblem &pb) {
   // Never destroyed: the JIT-compiled CPU programs must not outlive LLVM's
   // own statics at exit.
@@ -78,7 +79,9 @@ llvm::Expected<AttentionReport> runShared(const AttentionProblem &pb) {
   if (!pb.dynamicShapes)
     return runEmulatedAttention(pb);
   std::string key = std::string(kvCacheKindName(pb.format)) +
-                    (pb.sinks ? "+sinks" : "") + std::to_string(pb.numQHeads) +
+                    (pb.sinks ? "+sinks" : "") +
+                    (pb.vScaleE4M3 ? "+e4m3-values" : "") +
+                    std::to_string(pb.numQHeads) +
                     std::to_string(pb.headDim) + pb.dtype;
   auto &c = compiled[key];
   if (!c) {
@@ -426,6 +429,27 @@ TEST(NaNPolicy, CacheScaleByteNaN) {
             << "seq " << s << " head " << h;
       }
   }
+}
+
+// E4M3 value scales (scale = e4m3): every byte of the E4M3 range decodes as
+// uq::ref::fp8e4m3Decode on every path, including the two NaN bytes 0x7F /
+// 0xFF, negative scales and subnormals, which no encoder writes. One scale
+// byte of each block's first slot (kv head 0) is overwritten, cycling
+// through the groups; the run must agree with the reference everywhere
+// (NaN where it is NaN) and the NaN bytes must reach the output.
+TEST(NaNPolicy, E4M3ValueScaleBytes) {
+  AttentionProblem pb = small();
+  pb.vScaleE4M3 = true;
+  const int64_t d = pb.headDim;
+  const int64_t sb = d + d / 16; // [K codes][K scales][V codes][V scales]
+  const int64_t vScales = d / 2 + d / 32 + d / 2;
+  const uint8_t bytes[] = {0x7F, 0x80, 0x87, 0xF7, 0x7E, 0x01, 0xFF, 0x08};
+  for (int64_t b = 0; b < numBlocks(pb); ++b)
+    pb.cacheOverrides.push_back(
+        {b * pb.blockSize * pb.numKVHeads * sb + vScales + b % (d / 32),
+         bytes[b % 8]});
+  AttentionReport r = runEverywhere(pb);
+  EXPECT_GT(r.nanOutputs, 0);
 }
 
 } // namespace

@@ -36,7 +36,7 @@ struct Formats {
 };
 
 Formats ultraQuant(double c = 0.156, bool search = false,
-                   bool vRotated = false) {
+                   bool vRotated = false, bool vE4M3 = false) {
   Formats f;
   f.kf = ref::keyFormat();
   f.vf = ref::valueFormat();
@@ -44,6 +44,8 @@ Formats ultraQuant(double c = 0.156, bool search = false,
   if (search)
     f.kf.scaleRule = f.vf.scaleRule = ref::ScaleRule::MseSearch;
   f.vf.rotate = vRotated;
+  if (vE4M3)
+    f.vf.scaleCode = ref::ScaleCode::E4M3;
   // Shortest text that parses back to the same double ("{0}" would print
   // 0.196 as 0.20: the IR and the reference would disagree on c).
   char cText[32];
@@ -51,8 +53,12 @@ Formats ultraQuant(double c = 0.156, bool search = false,
   std::string extra = (c == 0.156 ? "" : ", c = " + cStr) +
                       (search ? ", scale_rule = mse_search" : "");
   f.k = "#uq.kv_format<fp4_e2m1, rotation = hadamard" + extra + ">";
+  // (E4M3 scales default to c = 1/6: c is spelled out for them.)
+  std::string vExtra = vE4M3 ? ", scale = e4m3, c = " + cStr +
+                                   (search ? ", scale_rule = mse_search" : "")
+                             : extra;
   f.v = "#uq.kv_format<fp4_e2m1" + std::string(vRotated ? ", rotation = hadamard" : "") +
-        extra + ">";
+        vExtra + ">";
   return f;
 }
 
@@ -357,6 +363,15 @@ const Case kOptionCases[] = {
     {"scaled_query_means_d64",
      withOptions(make(4, 2, 64, 16, {77}, true, ultraQuant(0.196, true)), true,
                  true, true, 20.0f)},
+    // E4M3 value scales (scale = e4m3), with docs/accuracy.md's best
+    // dialect configuration uq:c=0.196,rotv,search,vs=e4m3,kmean,vmean.
+    {"e4m3_values",
+     make(4, 1, 128, 16, {100}, false, ultraQuant(0.156, false, false, true))},
+    {"best_dialect_sinks",
+     withOptions(make(8, 2, 128, 16, {200, 45, 0}, true,
+                      ultraQuant(0.196, true, true, true)),
+                 true, true, false),
+     64},
 };
 
 class WaveKernels : public ::testing::TestWithParam<Case> {};

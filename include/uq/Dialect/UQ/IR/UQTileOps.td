@@ -21,6 +21,9 @@ def UQ_Buffer1D : MemRefRankOf<[AnyType], [1]>;
 def UQ_IndexVector : VectorOfRankAndType<[1], [Index]>;
 def UQ_MaskVector : VectorOfRankAndType<[1], [I1]>;
 def UQ_ScaleTile : VectorOfRankAndType<[2], [F8E8M0FNU]>;
+// Scales uq.scaled_ext decodes: E8M0, or FP8 E4M3 (the `scale = e4m3`
+// value format; the MFMA's scale operands stay E8M0).
+def UQ_ExtScaleTile : VectorOfRankAndType<[2], [F8E8M0FNU, F8E4M3FN]>;
 def UQ_MXDataTile : VectorOfRankAndType<[2], [F8E4M3FN, F8E5M2, F4E2M1FN]>;
 
 //===----------------------------------------------------------------------===//
@@ -117,18 +120,20 @@ def UQ_ScaledMmaOp : UQ_Op<"scaled_mma", [Pure, AllTypesMatch<["acc", "result"]>
 //===----------------------------------------------------------------------===//
 
 def UQ_ScaledExtOp : UQ_Op<"scaled_ext", [Pure]> {
-  let summary = "Decode MX codes with one E8M0 scale per 32 elements";
+  let summary = "Decode MX codes with one scale per 32 elements";
   let description = [{
-    `result[..., i] = value(codes[..., i]) * 2^(scales[..., i / 32] - 127)`,
-    rounded to the result type (exact for FP4 and FP8 codes into bf16 or f32
-    unless the scale leaves the type's range): the decoding of a slot tile.
+    `result[..., i] = value(codes[..., i]) * scale(scales[..., i / 32])`,
+    `scale(b) = 2^(b - 127)` for E8M0 scales and the FP8 E4M3FN value for
+    E4M3 scales (the `scale = e4m3` value format), rounded to the result
+    type (exact for FP4 codes into bf16 or f32 with either scale, unless the
+    product leaves the type's range): the decoding of a slot tile.
 
     ```mlir
     %v = uq.scaled_ext %codes, %scales
         : vector<32x128xf4E2M1FN>, vector<32x4xf8E8M0FNU> -> vector<32x128xbf16>
     ```
   }];
-  let arguments = (ins UQ_MXDataTile:$codes, UQ_ScaleTile:$scales);
+  let arguments = (ins UQ_MXDataTile:$codes, UQ_ExtScaleTile:$scales);
   let results = (outs VectorOfRankAndType<[2], [F32, BF16, F16]>:$result);
   let assemblyFormat = [{
     $codes `,` $scales attr-dict `:` type($codes) `,` type($scales) `->`
