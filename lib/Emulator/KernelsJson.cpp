@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -211,4 +212,48 @@ uq::emu::resolveGrid(const KernelDescription &kernel,
     out[i] = uint32_t(v);
   }
   return out;
+}
+
+llvm::Expected<std::vector<KernelArg>>
+uq::emu::bindArguments(const KernelDescription &kernel, BufferMap &buffers,
+                       const ScalarMap &scalars, bool move) {
+  // Every name first: a failed binding moves nothing out of the map.
+  for (const ArgSpec &a : kernel.args) {
+    if (a.isBuffer ? !buffers.count(a.name) : !scalars.count(a.name))
+      return err(std::string(a.isBuffer ? "no buffer" : "no value") +
+                 " for argument '" + a.name + "' of " + kernel.name);
+  }
+  std::vector<KernelArg> args;
+  for (const ArgSpec &a : kernel.args) {
+    if (a.isBuffer) {
+      std::vector<uint8_t> &bytes = buffers.find(a.name)->second;
+      args.push_back(KernelArg::buffer(
+          move ? std::move(bytes) : std::vector<uint8_t>(bytes), a.name));
+    } else {
+      args.push_back(
+          KernelArg::value<int32_t>(int32_t(scalars.find(a.name)->second)));
+    }
+  }
+  return args;
+}
+
+llvm::Expected<LaunchConfig>
+uq::emu::launchConfig(const KernelDescription &kernel,
+                      const std::vector<KernelArg> &args) {
+  auto grid = resolveGrid(kernel, args);
+  if (!grid)
+    return grid.takeError();
+  LaunchConfig cfg;
+  cfg.grid = *grid;
+  cfg.block = kernel.block.value_or(std::array<uint32_t, 3>{64, 1, 1});
+  cfg.argSpecs = kernel.args;
+  cfg.requiredBlock = kernel.block;
+  return cfg;
+}
+
+void uq::emu::returnBuffers(const KernelDescription &kernel,
+                            std::vector<KernelArg> &args, BufferMap &buffers) {
+  for (auto [a, spec] : llvm::zip(args, kernel.args))
+    if (spec.isBuffer)
+      buffers[spec.name] = std::move(a.bytes);
 }

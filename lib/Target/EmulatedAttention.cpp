@@ -349,6 +349,37 @@ std::string programIR(const AttentionProblem &pb, const Paging &p) {
   return ir;
 }
 
+/// A compiled problem: its kernel JSON, code object and kernels.
+struct LoadedProgram {
+  std::string json, hsaco;
+  std::unique_ptr<emu::CodeObject> codeObject;
+  std::vector<emu::KernelDescription> kernels;
+};
+
+/// Compiles \p ir (named \p name in messages) through uq-compile's
+/// pipeline and loads the code object and the kernel JSON.
+llvm::Expected<LoadedProgram> compileAndLoad(const std::string &ir,
+                                             llvm::StringRef name,
+                                             const CompileOptions &options) {
+  auto compiled = compileSource(ir, name, options);
+  if (!compiled)
+    return makeError("compiling the problem: " +
+                     llvm::toString(compiled.takeError()));
+  LoadedProgram p;
+  p.json = compiled->kernelsJson;
+  p.hsaco = compiled->output;
+  auto co = emu::CodeObject::load(llvm::ArrayRef<uint8_t>(
+      reinterpret_cast<const uint8_t *>(p.hsaco.data()), p.hsaco.size()));
+  if (!co)
+    return co.takeError();
+  p.codeObject = std::move(*co);
+  auto kernels = emu::parseKernelsJson(p.json);
+  if (!kernels)
+    return kernels.takeError();
+  p.kernels = std::move(*kernels);
+  return p;
+}
+
 /// Launches a kernel of the code object by the JSON's description: buffers
 /// and scalars by argument name, the grid from the JSON's grid rule, every
 /// argument checked against the JSON before the launch.
@@ -367,45 +398,25 @@ struct Launcher {
     });
     if (it == kernels.end())
       return makeError("the kernel JSON has no kernel " + name);
-    std::vector<emu::KernelArg> args;
-    for (const emu::ArgSpec &a : it->args) {
-      if (a.isBuffer) {
-        auto b = buffers.find(a.name);
-        if (b == buffers.end())
-          return makeError("no buffer for argument '" + a.name + "' of " +
-                           name);
-        args.push_back(emu::KernelArg::buffer(b->second, a.name));
-      } else {
-        auto s = scalars.find(a.name);
-        if (s == scalars.end())
-          return makeError("no value for argument '" + a.name + "' of " +
-                           name);
-        args.push_back(emu::KernelArg::value<int32_t>(int32_t(s->second)));
-      }
-    }
-    auto grid = emu::resolveGrid(*it, args);
-    if (!grid)
-      return grid.takeError();
-    emu::LaunchConfig cfg;
-    cfg.grid = *grid;
-    for (int i = 0; i < 3; ++i)
-      if ((*grid)[i] != 0)
-        cfg.grid[i] += extraGrid[i];
-    cfg.block = it->block.value_or(std::array<uint32_t, 3>{64, 1, 1});
-    cfg.argSpecs = it->args;
-    cfg.requiredBlock = it->block;
+    // Copies: the caller's buffers change only when the launch succeeds.
+    auto args = emu::bindArguments(*it, buffers, scalars, /*move=*/false);
+    if (!args)
+      return args.takeError();
+    auto cfg = emu::launchConfig(*it, *args);
+    if (!cfg)
+      return cfg.takeError();
     // A launch with an empty grid is no launch (the JSON's rule).
-    if ((*grid)[0] == 0 || (*grid)[1] == 0 || (*grid)[2] == 0) {
+    if (cfg->grid[0] == 0 || cfg->grid[1] == 0 || cfg->grid[2] == 0) {
       stats = emu::Stats();
       return llvm::Error::success();
     }
-    if (llvm::Error err = em.launch(name, cfg, args))
+    for (int i = 0; i < 3; ++i)
+      cfg->grid[i] += extraGrid[i];
+    if (llvm::Error err = em.launch(name, *cfg, *args))
       return makeError("emulating " + name + ": " +
                        llvm::toString(std::move(err)));
     stats = em.stats();
-    for (auto [a, spec] : llvm::zip(args, it->args))
-      if (spec.isBuffer)
-        buffers[spec.name] = a.bytes;
+    emu::returnBuffers(*it, *args, buffers);
     return llvm::Error::success();
   }
 };
@@ -457,22 +468,13 @@ CompiledAttention::compile(const AttentionProblem &pb) {
   c->impl->ir = programIR(pb, *paging);
   CompileOptions options;
   options.partitionSize = pb.partitionSize;
-  auto compiled = compileSource(c->impl->ir, "emulated-attention", options);
-  if (!compiled)
-    return makeError("compiling the problem: " +
-                     llvm::toString(compiled.takeError()));
-  c->impl->json = compiled->kernelsJson;
-  c->impl->hsaco = compiled->output;
-  auto co = emu::CodeObject::load(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t *>(c->impl->hsaco.data()),
-      c->impl->hsaco.size()));
-  if (!co)
-    return co.takeError();
-  c->impl->codeObject = std::move(*co);
-  auto kernels = emu::parseKernelsJson(c->impl->json);
-  if (!kernels)
-    return kernels.takeError();
-  c->impl->kernels = std::move(*kernels);
+  auto loaded = compileAndLoad(c->impl->ir, "emulated-attention", options);
+  if (!loaded)
+    return loaded.takeError();
+  c->impl->json = std::move(loaded->json);
+  c->impl->hsaco = std::move(loaded->hsaco);
+  c->impl->codeObject = std::move(loaded->codeObject);
+  c->impl->kernels = std::move(loaded->kernels);
   return c;
 }
 
@@ -1060,23 +1062,14 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   CompileOptions options;
   options.partitionSize = cfg.partitionSize;
   options.prefillWaves = cfg.prefillWaves;
-  auto compiled = compileSource(c->impl->ir, "emulated-paged-attention",
-                                options);
-  if (!compiled)
-    return makeError("compiling the problem: " +
-                     llvm::toString(compiled.takeError()));
-  c->impl->json = compiled->kernelsJson;
-  c->impl->hsaco = compiled->output;
-  auto co = emu::CodeObject::load(llvm::ArrayRef<uint8_t>(
-      reinterpret_cast<const uint8_t *>(c->impl->hsaco.data()),
-      c->impl->hsaco.size()));
-  if (!co)
-    return co.takeError();
-  c->impl->codeObject = std::move(*co);
-  auto kernels = emu::parseKernelsJson(c->impl->json);
-  if (!kernels)
-    return kernels.takeError();
-  c->impl->kernels = std::move(*kernels);
+  auto loaded =
+      compileAndLoad(c->impl->ir, "emulated-paged-attention", options);
+  if (!loaded)
+    return loaded.takeError();
+  c->impl->json = std::move(loaded->json);
+  c->impl->hsaco = std::move(loaded->hsaco);
+  c->impl->codeObject = std::move(loaded->codeObject);
+  c->impl->kernels = std::move(loaded->kernels);
   // The grid rule's tokens per workgroup, as the JSON gives it.
   llvm::Expected<llvm::json::Value> doc = llvm::json::parse(c->impl->json);
   if (!doc)

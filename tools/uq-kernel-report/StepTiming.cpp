@@ -143,38 +143,21 @@ struct StepPredictor::Impl {
     const emu::KernelDescription *k = describe(name);
     if (!k)
       return makeError("the kernel JSON has no kernel " + name);
-    std::vector<emu::KernelArg> args;
-    for (const emu::ArgSpec &a : k->args) {
-      if (a.isBuffer) {
-        auto b = buffers.find(a.name);
-        if (b == buffers.end())
-          return makeError("no buffer for argument '" + a.name + "' of " +
-                           name);
-        args.push_back(emu::KernelArg::buffer(std::move(b->second), a.name));
-      } else {
-        auto s = scalars.find(a.name);
-        if (s == scalars.end())
-          return makeError("no value for argument '" + a.name + "' of " +
-                           name);
-        args.push_back(emu::KernelArg::value<int32_t>(int32_t(s->second)));
-      }
+    // Moved in and given back after the launch (large caches).
+    auto args = emu::bindArguments(*k, buffers, scalars, /*move=*/true);
+    if (!args)
+      return args.takeError();
+    auto lc = emu::launchConfig(*k, *args);
+    if (!lc) {
+      emu::returnBuffers(*k, *args, buffers);
+      return lc.takeError();
     }
-    auto grid = emu::resolveGrid(*k, args);
-    if (!grid)
-      return grid.takeError();
     emu::TimingRecorder rec(cfg.params());
-    emu::LaunchConfig lc;
-    lc.grid = *grid;
-    lc.block = k->block.value_or(std::array<uint32_t, 3>{64, 1, 1});
-    lc.argSpecs = k->args;
-    lc.requiredBlock = k->block;
-    lc.trace = &rec;
-    lc.workgroupIndices = std::move(only);
-    llvm::Error err = em.launch(name, lc, args);
+    lc->trace = &rec;
+    lc->workgroupIndices = std::move(only);
+    llvm::Error err = em.launch(name, *lc, *args);
     // Give the buffers back whatever happened.
-    for (auto [a, spec] : llvm::zip(args, k->args))
-      if (spec.isBuffer)
-        buffers[spec.name] = std::move(a.bytes);
+    emu::returnBuffers(*k, *args, buffers);
     if (err)
       return makeError("emulating " + name + ": " +
                        llvm::toString(std::move(err)));

@@ -13,6 +13,8 @@
 
 #include "uq/Emulator/Emulator.h"
 
+#include <map>
+
 namespace uq::emu {
 
 /// One kernel of the JSON.
@@ -33,6 +35,29 @@ struct KernelDescription {
 llvm::Expected<std::array<uint32_t, 3>>
 resolveGrid(const KernelDescription &kernel,
             const std::vector<KernelArg> &args);
+
+/// Buffers and by-value arguments by argument name.
+using BufferMap = std::map<std::string, std::vector<uint8_t>>;
+using ScalarMap = std::map<std::string, int64_t>;
+
+/// The explicit arguments of \p kernel in the JSON's order, bound by name:
+/// a buffer argument takes buffers[name] (moved out of the map when
+/// \p move, else copied), a by-value one scalars[name] as an i32. An error
+/// names the first argument that has no entry.
+llvm::Expected<std::vector<KernelArg>>
+bindArguments(const KernelDescription &kernel, BufferMap &buffers,
+              const ScalarMap &scalars, bool move);
+
+/// The launch of \p kernel as its JSON describes it: the grid from its rule
+/// for \p args (resolveGrid), its block (64 x 1 x 1 when the JSON gives
+/// none), and the JSON's argument specs and block as the launch's checks.
+llvm::Expected<LaunchConfig> launchConfig(const KernelDescription &kernel,
+                                          const std::vector<KernelArg> &args);
+
+/// Moves each buffer argument's bytes (as the launch left them) back into
+/// buffers[name].
+void returnBuffers(const KernelDescription &kernel,
+                   std::vector<KernelArg> &args, BufferMap &buffers);
 
 /// Bytes of one element of `dtype` ("bf16", "f32", "i64", "u8", ...), or 0
 /// for an unknown name.

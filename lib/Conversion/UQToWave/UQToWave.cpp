@@ -172,6 +172,45 @@ struct Host {
     gpu::LaunchFuncOp::create(b, loc, kernel, {grid[0], grid[1], grid[2]},
                               {idx(lanes), c1, c1}, Value(), operands);
   }
+
+  /// Split-K partitions of an attention launch over a cache whose block
+  /// tables have \p maxBlocks columns: max(1, ceil(max_blocks * block_size /
+  /// partition_size)).
+  Value partitions(const AttentionConfig &cfg, Value maxBlocks) {
+    Value capacity = mul(maxBlocks, idx(cfg.blockSize));
+    Value parts = arith::CeilDivUIOp::create(b, loc, capacity,
+                                             idx(cfg.partitionSize));
+    return arith::MaxUIOp::create(b, loc, parts, idx(1));
+  }
+
+  /// The query kernel's workspaces and launch over \p numRows rows of
+  /// [rows, Hq, D] (sequences for decode, tokens for paged attention): the
+  /// prepared query and issue 13's per-32 query scales and q . rot(k_mean)
+  /// (null unless the configuration has them).
+  struct QueryWorkspaces {
+    Value prepared, scales, bias;
+  };
+  QueryWorkspaces launchQuery(const AttentionConfig &cfg,
+                              gpu::GPUFuncOp kernel, Value query,
+                              Value numRows, Value kMean) {
+    const int64_t hq = cfg.numQHeads, d = cfg.headDim;
+    QueryWorkspaces q;
+    Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
+    Value rows = mul(numRows, idx(hq));
+    q.prepared = alloc({ShapedType::kDynamic}, wsElem, {mul(rows, idx(d))});
+    if (cfg.scaledQuery)
+      q.scales = alloc({ShapedType::kDynamic}, b.getI8Type(),
+                       {mul(rows, idx(d / 32))});
+    if (cfg.kMean)
+      q.bias = alloc({ShapedType::kDynamic}, b.getF32Type(), {rows});
+    SmallVector<Value> operands = {input(query), q.prepared, i32(numRows)};
+    if (q.scales)
+      operands.push_back(q.scales);
+    if (q.bias)
+      operands.append({input(kMean), q.bias});
+    launch(kernel, {numRows, idx(hq), idx(1)}, operands);
+    return q;
+  }
 };
 
 struct ConvertUQToWavePass
@@ -360,30 +399,11 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
   Value numSeqs = h.dim(query, 0);
   Value numBlocks = h.dim(cacheT, 0);
   Value maxBlocks = h.dim(tablesT, 1);
-  // partitions = max(1, ceil(max_blocks * block_size / partition_size)).
-  Value capacity = h.mul(maxBlocks, h.idx(cfg.blockSize));
-  Value parts = arith::CeilDivUIOp::create(b, h.loc, capacity,
-                                           h.idx(cfg.partitionSize));
-  parts = arith::MaxUIOp::create(b, h.loc, parts, h.idx(1));
-  Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
-  Value rows = h.mul(numSeqs, h.idx(hq));
-  Value ws = h.alloc({ShapedType::kDynamic}, wsElem, {h.mul(rows, h.idx(d))});
-  // Issue 13's workspaces: per-32 query scales, q . rot(k_mean).
-  Value qScales, qBias;
-  if (cfg.scaledQuery)
-    qScales = h.alloc({ShapedType::kDynamic}, b.getI8Type(),
-                      {h.mul(rows, h.idx(d / 32))});
-  if (cfg.kMean)
-    qBias = h.alloc({ShapedType::kDynamic}, b.getF32Type(), {rows});
-  SmallVector<Value> queryOperands = {h.input(query), ws, h.i32(numSeqs)};
-  if (qScales)
-    queryOperands.push_back(qScales);
-  if (cfg.kMean)
-    queryOperands.append({h.input(partialOp ? partialOp.getKMean()
-                                            : cast<DecodeAttentionOp>(op)
-                                                  .getKMean()),
-                          qBias});
-  h.launch(queryKernel, {numSeqs, h.idx(hq), h.idx(1)}, queryOperands);
+  Value parts = h.partitions(cfg, maxBlocks);
+  Host::QueryWorkspaces qw = h.launchQuery(
+      cfg, queryKernel, query, numSeqs,
+      partialOp ? partialOp.getKMean() : cast<DecodeAttentionOp>(op).getKMean());
+  Value ws = qw.prepared, qScales = qw.scales, qBias = qw.bias;
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
   Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numSeqs, parts});
@@ -457,34 +477,18 @@ LogicalResult ConvertUQToWavePass::lowerPaged(PagedAttentionOp op,
                                          h.dim(op.getSeqLens(), 0),
                                          h.dim(op.getBlockTables(), 0));
   Value numStarts = h.dim(op.getQueryStartLoc(), 0);
-  // partitions = max(1, ceil(max_blocks * block_size / partition_size)), as
-  // decode; tiles = num_tokens / tokens_per_tile + num_seqs + 2.
-  Value capacity = h.mul(maxBlocks, h.idx(cfg.blockSize));
-  Value parts = arith::CeilDivUIOp::create(b, h.loc, capacity,
-                                           h.idx(cfg.partitionSize));
-  parts = arith::MaxUIOp::create(b, h.loc, parts, h.idx(1));
+  // Partitions as decode's; tiles = num_tokens / tokens_per_tile +
+  // num_seqs + 2.
+  Value parts = h.partitions(cfg, maxBlocks);
   Value tiles = arith::AddIOp::create(
       b, h.loc,
       arith::DivUIOp::create(b, h.loc, numTokens,
                              h.idx(prefillTokensPerTile(cfg))),
       arith::AddIOp::create(b, h.loc, numSeqs, h.idx(2)));
-  Type wsElem = dtypeToType(b.getContext(), cfg.queryWorkspaceDtype());
-  Value rows = h.mul(numTokens, h.idx(hq));
-  Value ws = h.alloc({ShapedType::kDynamic}, wsElem, {h.mul(rows, h.idx(d))});
-  // Issue 13's workspaces, as decode's: per-32 query scales and
-  // q . rot(k_mean) of every (token, head).
-  Value qScales, qBias;
-  if (cfg.scaledQuery)
-    qScales = h.alloc({ShapedType::kDynamic}, b.getI8Type(),
-                      {h.mul(rows, h.idx(d / 32))});
-  if (cfg.kMean)
-    qBias = h.alloc({ShapedType::kDynamic}, b.getF32Type(), {rows});
-  SmallVector<Value> queryOperands = {h.input(query), ws, h.i32(numTokens)};
-  if (qScales)
-    queryOperands.push_back(qScales);
-  if (qBias)
-    queryOperands.append({h.input(op.getKMean()), qBias});
-  h.launch(queryKernel, {numTokens, h.idx(hq), h.idx(1)}, queryOperands);
+  // The query kernel over the tokens (decode's, with its workspaces).
+  Host::QueryWorkspaces qw =
+      h.launchQuery(cfg, queryKernel, query, numTokens, op.getKMean());
+  Value ws = qw.prepared, qScales = qw.scales, qBias = qw.bias;
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
   Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numTokens, parts});

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "uq/Emulator/Emulator.h"
+#include "uq/Emulator/KernelsJson.h"
 #include "uq/Reference/Reference.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -14,6 +15,8 @@
 #include "llvm/Support/Program.h"
 
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 using namespace uq::emu;
 
@@ -179,5 +182,68 @@ TEST(Emulator, MalformedMetadataIsAnError) {
   auto co = CodeObject::load(bytes);
   ASSERT_FALSE(bool(co));
   EXPECT_NE(llvm::toString(co.takeError()).find("malformed AMDGPU metadata"),
+            std::string::npos);
+}
+
+// Launches by name from the kernel JSON (KernelsJson.h): arguments bound in
+// the JSON's order from name-keyed maps (copied or moved), the grid from the
+// JSON's rule and the block from its `block`, buffers given back; a missing
+// name is an error that moves nothing out of the maps.
+TEST(KernelsJson, BindArgumentsLaunchConfigReturnBuffers) {
+  KernelDescription k;
+  k.name = "demo";
+  k.block = std::array<uint32_t, 3>{128, 1, 1};
+  ArgSpec out;
+  out.name = "out";
+  out.dtype = "f32";
+  out.elementSize = 4;
+  out.shape = {DimSpec::arg(1)};
+  ArgSpec n;
+  n.name = "n";
+  n.dtype = "i32";
+  n.isBuffer = false;
+  n.isInteger = true;
+  n.elementSize = 4;
+  k.args = {out, n};
+  k.grid = std::array<DimSpec, 3>{DimSpec::arg(1), DimSpec::fixed(2),
+                                  DimSpec::fixed(1)};
+
+  BufferMap buffers = {{"out", std::vector<uint8_t>(12, 7)}};
+  ScalarMap scalars = {{"n", 3}};
+  auto copied = bindArguments(k, buffers, scalars, /*move=*/false);
+  ASSERT_TRUE(static_cast<bool>(copied)) << llvm::toString(copied.takeError());
+  ASSERT_EQ(copied->size(), 2u);
+  EXPECT_EQ((*copied)[0].bytes, std::vector<uint8_t>(12, 7));
+  EXPECT_EQ(buffers["out"].size(), 12u); // copied: still there
+  int32_t v = 0;
+  std::memcpy(&v, (*copied)[1].bytes.data(), 4);
+  EXPECT_EQ(v, 3);
+
+  auto cfg = launchConfig(k, *copied);
+  ASSERT_TRUE(static_cast<bool>(cfg)) << llvm::toString(cfg.takeError());
+  EXPECT_EQ(cfg->grid, (std::array<uint32_t, 3>{3, 2, 1}));
+  EXPECT_EQ(cfg->block, (std::array<uint32_t, 3>{128, 1, 1}));
+  ASSERT_TRUE(cfg->argSpecs.has_value());
+  EXPECT_EQ(cfg->argSpecs->size(), 2u);
+  EXPECT_EQ(cfg->requiredBlock, k.block);
+
+  auto moved = bindArguments(k, buffers, scalars, /*move=*/true);
+  ASSERT_TRUE(static_cast<bool>(moved)) << llvm::toString(moved.takeError());
+  EXPECT_TRUE(buffers["out"].empty()); // moved out
+  (*moved)[0].bytes.assign(12, 9);     // what a launch would leave
+  returnBuffers(k, *moved, buffers);
+  EXPECT_EQ(buffers["out"], std::vector<uint8_t>(12, 9));
+
+  // A missing by-value argument: an error naming it; the buffer stays.
+  ScalarMap none;
+  auto bad = bindArguments(k, buffers, none, /*move=*/true);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("no value for argument 'n' of demo"),
+            std::string::npos);
+  EXPECT_EQ(buffers["out"], std::vector<uint8_t>(12, 9));
+  BufferMap noBuffers;
+  auto bad2 = bindArguments(k, noBuffers, scalars, /*move=*/false);
+  ASSERT_FALSE(static_cast<bool>(bad2));
+  EXPECT_NE(llvm::toString(bad2.takeError()).find("no buffer for argument 'out'"),
             std::string::npos);
 }

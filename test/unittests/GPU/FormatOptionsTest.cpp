@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PagedBatches.h"
 #include "uq/Target/EmulatedAttention.h"
 
 #include "gtest/gtest.h"
@@ -177,40 +178,13 @@ class GPUPagedFormatOptions
 // code object per configuration serves every batch.
 TEST_P(GPUPagedFormatOptions, MatchesReference) {
   const PagedOptionCase &c = GetParam();
-  PagedAttentionProblem shape;
-  shape.config = problemOf(c.options);
-  shape.config.prefillWaves = c.waves;
-  shape.window = c.window;
-  auto compiled = CompiledPagedAttention::compile(shape);
-  ASSERT_TRUE(static_cast<bool>(compiled))
-      << llvm::toString(compiled.takeError());
-  struct Batch {
-    std::vector<int32_t> queryLens, seqLens;
-    int64_t leading, trailing;
-  };
-  const std::vector<Batch> batches = {
-      {{1, 1, 1}, {1, 40, 333}, 0, 0},
-      {{70, 1, 17}, {70, 300, 200}, 3, 5},
-      {{129}, {400}, 0, 0}};
-  uint64_t seed = 11;
-  for (const Batch &b : batches) {
-    PagedAttentionProblem pp = shape;
-    pp.config.seed = seed++;
-    pp.queryLens = b.queryLens;
-    pp.seqLens = b.seqLens;
-    pp.leadingTokens = b.leading;
-    pp.trailingTokens = b.trailing;
-    auto report = (*compiled)->run(pp);
-    ASSERT_TRUE(static_cast<bool>(report))
-        << llvm::toString(report.takeError());
-    EXPECT_EQ(report->outsideBound, 0)
-        << "batch " << seed - 11 << ": of " << report->numOutputs
-        << " outputs; rel L2 " << report->relL2 << ", max abs "
-        << report->maxAbsError;
-    EXPECT_LT(report->relL2, 3e-3);
-    for (float x : report->output)
-      ASSERT_TRUE(std::isfinite(x));
-  }
+  AttentionProblem config = problemOf(c.options);
+  config.prefillWaves = c.waves;
+  test::runBatches(config, c.window,
+                   {{{1, 1, 1}, {1, 40, 333}, 0, 0},
+                    {{70, 1, 17}, {70, 300, 200}, 3, 5},
+                    {{129}, {400}, 0, 0}},
+                   /*maxRelL2=*/3e-3, /*finite=*/true);
 }
 
 INSTANTIATE_TEST_SUITE_P(

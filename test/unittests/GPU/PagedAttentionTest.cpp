@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PagedBatches.h"
 #include "uq/Target/EmulatedAttention.h"
 
 #include "uq/Reference/Reference.h"
@@ -19,51 +20,10 @@
 #include <cmath>
 
 using namespace uq;
+using uq::test::Batch;
+using uq::test::runBatches;
 
 namespace {
-
-struct Batch {
-  std::vector<int32_t> queryLens, seqLens;
-  int64_t leading = 0, trailing = 0;
-};
-
-std::string describe(const Batch &b) {
-  std::string s = "q/len";
-  for (size_t i = 0; i < b.queryLens.size(); ++i)
-    s += " " + std::to_string(b.queryLens[i]) + "/" +
-         std::to_string(b.seqLens[i]);
-  return s + " lead " + std::to_string(b.leading) + " trail " +
-         std::to_string(b.trailing);
-}
-
-/// Compiles \p config once and checks every batch against the reference.
-void runBatches(const AttentionProblem &config, int64_t window,
-                const std::vector<Batch> &batches) {
-  PagedAttentionProblem shape;
-  shape.config = config;
-  shape.window = window;
-  auto compiled = CompiledPagedAttention::compile(shape);
-  ASSERT_TRUE(static_cast<bool>(compiled))
-      << llvm::toString(compiled.takeError());
-  uint64_t seed = 5;
-  for (const Batch &b : batches) {
-    PagedAttentionProblem pp = shape;
-    pp.config.seed = seed++;
-    pp.queryLens = b.queryLens;
-    pp.seqLens = b.seqLens;
-    pp.leadingTokens = b.leading;
-    pp.trailingTokens = b.trailing;
-    auto report = (*compiled)->run(pp);
-    ASSERT_TRUE(static_cast<bool>(report))
-        << describe(b) << ": " << llvm::toString(report.takeError());
-    EXPECT_EQ(report->outsideBound, 0)
-        << describe(b) << ": of " << report->numOutputs
-        << " outputs; max abs error " << report->maxAbsError << ", rel L2 "
-        << report->relL2;
-    EXPECT_LT(report->relL2, 0.02) << describe(b);
-    EXPECT_GT(report->numOutputs, 0);
-  }
-}
 
 AttentionProblem config(int64_t hq, int64_t hkv, int64_t d,
                         KVCacheKind format = KVCacheKind::UltraQuant) {
