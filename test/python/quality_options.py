@@ -176,3 +176,30 @@ from uq.quality.model import map_windows  # noqa: E402
 assert map_windows(lambda x: x * x, range(7), 2) == [x * x for x in range(7)]
 assert map_windows(lambda x: -x, [3], 4) == [-3]
 print("ok")
+
+# Study option `self`: each query sees its own token's key and value
+# unquantised; no cache bit. exact_k / exact_v are the coded domain without
+# the coding (centred, rotated); in a KSPEC|VSPEC each side keeps its own.
+from uq.quality.model import Model  # noqa: E402
+
+f = parse_format("uq:c=0.196,rotv,self")
+assert f.exact_self and f.bits == 4.25 and f.name == "uq:c=0.196,rotv,self", f.name
+fm = parse_format("uq:kmean,vmean,self", cal)
+assert np.allclose(fm.exact_k(k), B.hadamard(k - mk), atol=1e-5)
+assert np.allclose(fm.exact_v(v), v - mv, atol=1e-6)
+sk_ = parse_format("uq:self|fp8")
+assert sk_.exact_self_k and not sk_.exact_self_v
+# One token attends only to itself: with `self` the attention returns its
+# value exactly (rotation undone), without it the value's 4-bit reading.
+m = Model.__new__(Model)
+m.cfg = {"hq": 2, "hk": 1, "hd": D}
+m.autocast = False
+q1 = rng.normal(size=(1, 2, D)).astype(np.float32)
+k1 = rng.normal(size=(1, 1, D)).astype(np.float32)
+v1 = rng.normal(size=(1, 1, D)).astype(np.float32)
+with_self = m.attention(q1, k1, v1, 0, lambda l, j: parse_format("uq:rotv,self"))
+without = m.attention(q1, k1, v1, 0, lambda l, j: parse_format("uq:rotv"))
+for h in range(2):
+    assert np.allclose(with_self[0, h * D:(h + 1) * D], v1[0, 0], atol=1e-5)
+    assert np.abs(without[0, h * D:(h + 1) * D] - v1[0, 0]).max() > 1e-3
+print("ok")

@@ -13,7 +13,7 @@ another text: --text FILE [--windows-file W.json | --windows N].
 Format specs (several: separated by ';', or by ',' before a new format):
 bf16, fp8, int4[:norot], lloydmax[:e8m0][,gauss], uq[:OPTS] with OPTS from
 c=X, ck=X|cal, cv=X|cal, norot, rotv, q=fp8|fp8s32|bf16, search,
-nearest_even, kmean[=N], vmean[=N], kbal, gv=16|32; KSPEC|VSPEC caches K and
+nearest_even, kmean[=N], vmean[=N], kbal, gv=16|32, self; KSPEC|VSPEC caches K and
 V in different formats. docs/precision-policy.md explains each option.
 """
 

@@ -39,6 +39,26 @@ class KVFormat:
     bits = 16.0             # bits per cached element (K and V), scales included
     rotate_k = False
     rotate_v = False
+    #: Study option ``self``: each query attends to its own token's key and
+    #: value unquantised (the decode step holds them as the cache write's
+    #: inputs), to every other token's through the cache. Costs no cache bit.
+    exact_self = False
+
+    @property
+    def exact_self_k(self) -> bool:
+        return self.exact_self
+
+    @property
+    def exact_self_v(self) -> bool:
+        return self.exact_self
+
+    def exact_k(self, k, layer=0, head=0):
+        """The key rows as prep_k presents them, without the coding (the
+        coded domain: rotated, centred, balanced like the cached rows)."""
+        return B.hadamard(k) if self.rotate_k else k
+
+    def exact_v(self, v, layer=0, head=0):
+        return B.hadamard(v) if self.rotate_v else v
 
     def prep_k(self, k, layer=0, head=0):
         return k
@@ -318,6 +338,8 @@ class UltraQuant(KVFormat):
             parts.append(f"kpc{'8' if self.k_pcs_bits == 8 else ''}={self.k_pcs}")
         if self.scale_v != "ue8m0":
             parts.append(f"vs={self.scale_v}")
+        if self.exact_self:
+            parts.append("self")
         return "uq:" + ",".join(parts[1:])
 
     # -- calibrated / per-sequence statistics ------------------------------
@@ -391,6 +413,26 @@ class UltraQuant(KVFormat):
         if low is not None:
             y = (y + (B.hadamard(low) if self.rotate_k else low)).astype(np.float32)
         return y
+
+    def exact_k(self, k, layer=0, head=0):
+        x = k
+        mu = self._mean("k", self.k_mean, k, layer, head)
+        if mu is not None:
+            x = (x - mu).astype(np.float32)
+        s = self._balance(layer, head)
+        if s is not None:
+            x = (x / s).astype(np.float32)
+        return B.hadamard(x) if self.rotate_k else x
+
+    def exact_v(self, v, layer=0, head=0):
+        x = v
+        mu = self._mean("v", self.v_mean, v, layer, head)
+        if mu is not None:
+            x = (x - mu).astype(np.float32)
+        s = self._vbalance(layer, head)
+        if s is not None:
+            x = (x / s).astype(np.float32)
+        return B.hadamard(x) if self.rotate_v else x
 
     def prep_v(self, v, layer=0, head=0):
         x = v
@@ -480,6 +522,20 @@ class SplitKV(KVFormat):
     @property
     def bits(self):
         return (self.bits_k + self.bits_v) / 2
+
+    @property
+    def exact_self_k(self):
+        return self.kf.exact_self_k
+
+    @property
+    def exact_self_v(self):
+        return self.vf.exact_self_v
+
+    def exact_k(self, k, layer=0, head=0):
+        return self.kf.exact_k(k, layer, head)
+
+    def exact_v(self, v, layer=0, head=0):
+        return self.vf.exact_v(v, layer, head)
 
     def prep_k(self, k, layer=0, head=0):
         return self.kf.prep_k(k, layer, head)
@@ -899,6 +955,8 @@ def parse_format(spec: str, calib: Optional[Calibration] = None) -> KVFormat:
                 f.k_pcs_bits = 8 if k == "kpc8" else 16
             elif k == "pow2bal":
                 f.balance_pow2 = True
+            elif k == "self":
+                f.exact_self = True
             elif k == "gv":
                 if v not in ("16", "32"):
                     raise ValueError(f"format {spec!r}: gv must be 16 or 32")

@@ -9,7 +9,9 @@ bf16; RMSNorm, RoPE, softmax and the residual stream stay float32.
 
 The KV cache is simulated the way a prefill with a quantised cache behaves:
 every key and value (the current token's included) is stored through the
-cache format and read back before attention. ``policy(layer, kv_head)`` names
+cache format and read back before attention; a format with the study option
+``self`` (formats.KVFormat.exact_self) gives each query its own token's key
+and value unquantised instead. ``policy(layer, kv_head)`` names
 the format of each (layer, KV head); queries and outputs go through that
 format's query/output transforms (rotation, FP8 rounding, undoing a V
 rotation).
@@ -148,11 +150,21 @@ class Model:
                 qs.append(self._r(qh))
             qg = np.stack(qs)                                   # [g, T, hd]
             s = self._r(matmul(qg, np.broadcast_to(kj.T, (g, hd, T)))) * scale
+            diag = np.arange(T)
+            if fmt is not None and fmt.exact_self_k:
+                # Study option `self`: the query's own key unquantised.
+                ke = self._r(fmt.exact_k(k[:, j, :], layer, j))
+                s[:, diag, diag] = self._r(np.einsum("gtd,td->gt", qg, ke)) * scale
             s[:, mask] = -np.inf
             s = s - s.max(axis=-1, keepdims=True)
             np.exp(s, out=s)
             s /= s.sum(axis=-1, keepdims=True)
-            o = self._r(matmul(self._r(s), np.broadcast_to(vj, (g, T, hd))))
+            pv = matmul(self._r(s), np.broadcast_to(vj, (g, T, hd)))
+            if fmt is not None and fmt.exact_self_v:
+                # ... and its own value: p_tt (v_t - vq_t) added.
+                ve = self._r(fmt.exact_v(v[:, j, :], layer, j))
+                pv = pv + self._r(s)[:, diag, diag][:, :, None] * (ve - vj)[None]
+            o = self._r(pv)
             if fmt is not None:
                 o = fmt.post_out(o, layer, j, v[:, j, :])
             out[:, j * g:(j + 1) * g, :] = np.transpose(o, (1, 0, 2))
