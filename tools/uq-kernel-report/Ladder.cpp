@@ -36,6 +36,7 @@ KernelConfig configOf(const LadderOptions &o, const LadderShape &s,
                       KVCacheKind f) {
   KernelConfig c;
   c.format = f;
+  c.vScaleE4M3 = o.vScaleE4M3 && f == KVCacheKind::UltraQuant;
   c.headDim = s.headDim;
   c.numKVHeads = s.kvHeads;
   c.numQHeads = s.gqa * s.kvHeads;
@@ -248,8 +249,10 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
       "kernels: compiled once per (format, head dim, GQA) by uq with "
       "run-time sizes (convert-uq-to-wave -> lane layouts -> ROCDL -> gfx950), "
       "reused for every batch and context; block size {0}, partition {1} "
-      "tokens, bf16 queries, f32 output\n",
-      o.blockSize, o.partitionSize);
+      "tokens, bf16 queries, f32 output{2}\n",
+      o.blockSize, o.partitionSize,
+      o.vScaleE4M3 ? "; uq4 values with E4M3 group scales (--v-scale-e4m3)"
+                   : "");
   os << llvm::formatv(
       "HBM floor: the step's KV-cache bytes (tokens x KV heads x slot bytes; "
       "at D=128: bf16 512, fp8 256, uq4 136) / {0} TB/s, the model's "
@@ -269,6 +272,7 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
 
   llvm::json::Object doc;
   doc["hbm_traffic"] = byBytes ? "bytes" : "lines";
+  doc["uq4_value_scales"] = o.vScaleE4M3 ? "e4m3" : "ue8m0";
   doc["tool"] = "uq-kernel-report --ladder";
   doc["command"] = o.command;
   doc["note"] = "gfx950 timing model (docs/timing-model.md): absolute times "

@@ -33,6 +33,8 @@ struct LadderOptions {
   std::vector<KVCacheKind> formats = {KVCacheKind::BF16, KVCacheKind::FP8,
                                       KVCacheKind::UltraQuant};
   int64_t blockSize = 16, partitionSize = 256;
+  /// The uq4 kernels with E4M3 value scales (--v-scale-e4m3).
+  bool vScaleE4M3 = false;
   /// How the timing model counts HBM traffic (--hbm-traffic).
   emu::TimingParams::HbmTraffic hbmTraffic =
       emu::TimingParams::HbmTraffic::Lines;

@@ -182,6 +182,11 @@ StepPredictor::create(const KernelConfig &cfg) {
   Impl &I = *sp->impl;
   I.cfg = cfg;
   std::tie(I.kf, I.vf) = refFormats(cfg.format);
+  if (cfg.vScaleE4M3) {
+    if (cfg.format != KVCacheKind::UltraQuant)
+      return makeError("E4M3 value scales need the uq4 format");
+    I.vf.scaleCode = ref::ScaleCode::E4M3;
+  }
   I.slotBytes = ref::slotBytes(I.kf, I.vf, cfg.headDim);
   if (I.slotBytes <= 0)
     return makeError(llvm::formatv("head dim {0} has no slot layout",
@@ -193,6 +198,7 @@ StepPredictor::create(const KernelConfig &cfg) {
   pb.blockSize = cfg.blockSize;
   pb.partitionSize = cfg.partitionSize;
   pb.format = cfg.format;
+  pb.vScaleE4M3 = cfg.vScaleE4M3;
   pb.dynamicShapes = true;
   pb.gpuCacheWrite = false;
   pb.seqLens = {1};

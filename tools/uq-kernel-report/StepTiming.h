@@ -28,6 +28,8 @@ namespace uq::report {
 /// sizes: sequences, lengths, block-table width, cache blocks).
 struct KernelConfig {
   KVCacheKind format = KVCacheKind::UltraQuant;
+  /// uq4 values with FP8 E4M3 group scales (--v-scale-e4m3).
+  bool vScaleE4M3 = false;
   int64_t headDim = 128;
   int64_t numQHeads = 64;
   int64_t numKVHeads = 8;

@@ -197,6 +197,7 @@ static int runLadderOrTable(int argc, char **argv) {
   o.blockSize = blockSize;
   o.partitionSize = partitionSize;
   o.hbmTraffic = hbmTraffic;
+  o.vScaleE4M3 = vScaleE4M3;
   o.jsonPath = jsonPath;
   const bool runsLadder = ladder || (quick && !table);
   if (!jsonPath.empty() && !runsLadder) {
@@ -295,9 +296,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   uq::hideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
-  if (vScaleE4M3 && (ladder || quick || !tablePath.empty() || prefill))
-    return error("--v-scale-e4m3 goes with the single-kernel report (not "
-                 "--ladder, --table, --quick or --prefill)");
+  if (vScaleE4M3 && (!tablePath.empty() || prefill))
+    return error("--v-scale-e4m3 goes with the single-kernel report and "
+                 "--ladder (not --table or --prefill)");
   if (ladder || quick || !tablePath.empty())
     return runLadderOrTable(argc, argv);
   if (!jsonPath.empty() || !plotPath.empty() || !shapesOpt.empty() || !contextsOpt.empty() ||

@@ -392,12 +392,14 @@ TEST(NaNPolicy, KeysAndValuesThroughTheCacheWrite) {
         for (int64_t s = 0; s < 3; ++s)
           for (int64_t h = 0; h < pb.numQHeads; ++h) {
             int64_t n = nanInRow(pb, r.output, s, h);
-            if (s != 0 || h > 1)
+            // (Braces: EXPECT_EQ is an if/else of its own.)
+            if (s != 0 || h > 1) {
               EXPECT_EQ(n, 0) << "seq " << s << " head " << h;
-            else if (inValue && (std::isnan(x) || f == KVCacheKind::FP8))
+            } else if (inValue && (std::isnan(x) || f == KVCacheKind::FP8)) {
               EXPECT_EQ(n, 1) << "seq " << s << " head " << h;
-            else if (!inValue && (std::isnan(x) || f == KVCacheKind::FP8))
+            } else if (!inValue && (std::isnan(x) || f == KVCacheKind::FP8)) {
               EXPECT_EQ(n, pb.headDim) << "seq " << s << " head " << h;
+            }
           }
       }
     }
