@@ -332,9 +332,11 @@ TEST(NaNPolicy, Sinks) {
           << "seq " << s;
       for (int64_t h = 1; h < pb.numQHeads; ++h)
         EXPECT_EQ(nanInRow(pb, r.output, s, h), 0) << "seq " << s;
-      if (empty)
-        for (int64_t i = 0; i < pb.headDim; ++i)
+      if (empty) {
+        for (int64_t i = 0; i < pb.headDim; ++i) {
           EXPECT_EQ(at(pb, r.output, s, 0, i), 0.0f);
+        }
+      }
     }
     EXPECT_EQ(r.infOutputs, 0);
   }

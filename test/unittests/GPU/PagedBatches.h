@@ -63,9 +63,11 @@ inline void runBatches(const AttentionProblem &config, int64_t window,
         << report->relL2;
     EXPECT_LT(report->relL2, maxRelL2) << describe(b);
     EXPECT_GT(report->numOutputs, 0);
-    if (finite)
-      for (float x : report->output)
+    if (finite) {
+      for (float x : report->output) {
         ASSERT_TRUE(std::isfinite(x)) << describe(b);
+      }
+    }
   }
 }
 

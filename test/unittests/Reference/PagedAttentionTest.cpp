@@ -197,8 +197,9 @@ TEST(PagedAttention, MatchesIndependentCausalSoftmax) {
               double g = got[(t * b.hq + h) * b.d + c];
               maxAbs = std::max(maxAbs, std::fabs(want));
               maxErr = std::max(maxErr, std::fabs(g - want));
-              if (keys.empty())
+              if (keys.empty()) {
                 ASSERT_EQ(g, 0.0);
+              }
             }
           }
         }
@@ -479,10 +480,11 @@ TEST(PagedAttentionPolicy, NaNAndInfPropagate) {
       int64_t t = i / row, h = (i % row) / b.d;
       bool poisoned = (t == 3 && h == 1) ||
                       (t == 6 && h == 2 && qp == QueryPrecision::FP8_E4M3);
-      if (poisoned)
+      if (poisoned) {
         ASSERT_TRUE(std::isnan(got[i])) << i;
-      else if (!(t == 6 && h == 2))
+      } else if (!(t == 6 && h == 2)) {
         ASSERT_EQ(got[i], ref[i]) << i;
+      }
     }
   }
   // Sinks.

@@ -76,8 +76,9 @@ TEST(ScaleRule, SearchMinimisesGroupErrorOnRandomRows) {
       ASSERT_TRUE(encodeRow(lr, x.data(), 128, c1.data(), s1.data()).ok());
       ASSERT_TRUE(encodeRow(ms, x.data(), 128, c2.data(), s2.data()).ok());
       std::vector<float> xr = x;
-      if (rotate)
+      if (rotate) {
         ASSERT_TRUE(hadamardRotate(xr.data(), 128).ok());
+      }
       for (int g = 0; g < 4; ++g) {
         if (s1[g] == 0) {
           EXPECT_EQ(s2[g], 0);

@@ -361,8 +361,9 @@ TEST(CPUQuantizeMseSearch, RandomHeavyTailedAndAdversarialRowsBitExact) {
         EXPECT_GT(movedGroups(f, heavy, d), 0);
         // (Rotated, the adversarial groups are smeared over the row and
         // rows holding an Inf/NaN become sentinels: no move guaranteed.)
-        if (!rotate)
+        if (!rotate) {
           EXPECT_GT(movedGroups(f, adv, d), 0);
+        }
         expectCodecMatches(f, mseFormat(rotate, c), rest, d, false);
       }
     }
@@ -461,8 +462,9 @@ TEST(CPUQuantizeE4M3Scales, RandomHeavyTailedAndAdversarialRowsBitExact) {
         std::vector<float> rest = heavyTailedRows(64, 128, group + 11);
         std::vector<float> adv = adversarialRows(128);
         rest.insert(rest.end(), adv.begin(), adv.end());
-        if (search)
+        if (search) {
           EXPECT_GT(movedGroups(f, gauss, 128), 0);
+        }
         std::string fmt =
             llvm::formatv("#uq.kv_format<fp4_e2m1, scale = e4m3, group = "
                           "{0}{1}{2}>",
@@ -1155,9 +1157,11 @@ func.func @main(%q: tensor<{0}x{1}x{2}xbf16>, %cache: tensor<{3}x{4}x{5}x{6}xi8>
   EXPECT_LT(relL2(got, expect), 1e-6);
   // A length-0 sequence gives exact zeros.
   for (int64_t s = 0; s < c.seqs; ++s)
-    if (c.lens[s] == 0)
-      for (int64_t i = 0; i < c.hq * c.d; ++i)
+    if (c.lens[s] == 0) {
+      for (int64_t i = 0; i < c.hq * c.d; ++i) {
         ASSERT_EQ(got[s * c.hq * c.d + i], 0.0f);
+      }
+    }
 }
 
 // decode_attention_partial + merge_partitions (flash decoding) against the
