@@ -22,6 +22,16 @@
 
 using namespace uq;
 
+namespace uq {
+/// A compiled problem: its kernel JSON, code object and kernels (the base
+/// of both compiled harnesses' Impl).
+struct EmulatedProgram {
+  std::string json, hsaco;
+  std::unique_ptr<emu::CodeObject> codeObject;
+  std::vector<emu::KernelDescription> kernels;
+};
+} // namespace uq
+
 const char *uq::kvCacheKindName(KVCacheKind k) {
   switch (k) {
   case KVCacheKind::UltraQuant:
@@ -349,23 +359,16 @@ std::string programIR(const AttentionProblem &pb, const Paging &p) {
   return ir;
 }
 
-/// A compiled problem: its kernel JSON, code object and kernels.
-struct LoadedProgram {
-  std::string json, hsaco;
-  std::unique_ptr<emu::CodeObject> codeObject;
-  std::vector<emu::KernelDescription> kernels;
-};
-
 /// Compiles \p ir (named \p name in messages) through uq-compile's
 /// pipeline and loads the code object and the kernel JSON.
-llvm::Expected<LoadedProgram> compileAndLoad(const std::string &ir,
+llvm::Expected<EmulatedProgram> compileAndLoad(const std::string &ir,
                                              llvm::StringRef name,
                                              const CompileOptions &options) {
   auto compiled = compileSource(ir, name, options);
   if (!compiled)
     return makeError("compiling the problem: " +
                      llvm::toString(compiled.takeError()));
-  LoadedProgram p;
+  EmulatedProgram p;
   p.json = compiled->kernelsJson;
   p.hsaco = compiled->output;
   auto co = emu::CodeObject::load(llvm::ArrayRef<uint8_t>(
@@ -427,11 +430,9 @@ struct Launcher {
 // CompiledAttention
 //===----------------------------------------------------------------------===//
 
-struct CompiledAttention::Impl {
+struct CompiledAttention::Impl : EmulatedProgram {
   AttentionProblem shape;
-  std::string ir, json, hsaco;
-  std::unique_ptr<emu::CodeObject> codeObject;
-  std::vector<emu::KernelDescription> kernels;
+  std::string ir;
   /// The program's @write and @decode compiled for the CPU paths, on first
   /// use: linalg and wave-level kernels.
   using CPUPair = std::pair<std::unique_ptr<runtime::CPUProgram>,
@@ -471,10 +472,7 @@ CompiledAttention::compile(const AttentionProblem &pb) {
   auto loaded = compileAndLoad(c->impl->ir, "emulated-attention", options);
   if (!loaded)
     return loaded.takeError();
-  c->impl->json = std::move(loaded->json);
-  c->impl->hsaco = std::move(loaded->hsaco);
-  c->impl->codeObject = std::move(loaded->codeObject);
-  c->impl->kernels = std::move(loaded->kernels);
+  static_cast<EmulatedProgram &>(*c->impl) = std::move(*loaded);
   return c;
 }
 
@@ -1009,11 +1007,9 @@ void pagedBuffers(const PagedAttentionProblem &pp, const PagedSetup &su,
 
 } // namespace
 
-struct CompiledPagedAttention::Impl {
+struct CompiledPagedAttention::Impl : EmulatedProgram {
   PagedAttentionProblem shape;
-  std::string ir, json, hsaco;
-  std::unique_ptr<emu::CodeObject> codeObject;
-  std::vector<emu::KernelDescription> kernels;
+  std::string ir;
   /// The prefill kernel's `tokens_per_tile` from the kernel JSON.
   int64_t tokensPerTile = 0;
 
@@ -1066,10 +1062,7 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
       compileAndLoad(c->impl->ir, "emulated-paged-attention", options);
   if (!loaded)
     return loaded.takeError();
-  c->impl->json = std::move(loaded->json);
-  c->impl->hsaco = std::move(loaded->hsaco);
-  c->impl->codeObject = std::move(loaded->codeObject);
-  c->impl->kernels = std::move(loaded->kernels);
+  static_cast<EmulatedProgram &>(*c->impl) = std::move(*loaded);
   // The grid rule's tokens per workgroup, as the JSON gives it.
   llvm::Expected<llvm::json::Value> doc = llvm::json::parse(c->impl->json);
   if (!doc)

@@ -389,14 +389,21 @@ class UltraQuant(KVFormat):
             x = B.hadamard(x)
         return encode_search(x, c, self.rounding, group)
 
-    def prep_k(self, k, layer=0, head=0):
-        x = k
-        mu = self._mean("k", self.k_mean, k, layer, head)
+    def _centred(self, which, x, layer, head):
+        """K (\p which = "k") or V rows with the channel mean subtracted and
+        divided by the balance scales, as the cache codes them (before the
+        rotation)."""
+        key = which == "k"
+        mu = self._mean(which, self.k_mean if key else self.v_mean, x, layer, head)
         if mu is not None:
             x = (x - mu).astype(np.float32)
-        s = self._balance(layer, head)
+        s = self._balance(layer, head) if key else self._vbalance(layer, head)
         if s is not None:
             x = (x / s).astype(np.float32)
+        return x
+
+    def prep_k(self, k, layer=0, head=0):
+        x = self._centred("k", k, layer, head)
         low = None
         if self.k_pcs:
             # Low-rank part: coefficients a = x U (bf16, stored per token)
@@ -415,33 +422,15 @@ class UltraQuant(KVFormat):
         return y
 
     def exact_k(self, k, layer=0, head=0):
-        x = k
-        mu = self._mean("k", self.k_mean, k, layer, head)
-        if mu is not None:
-            x = (x - mu).astype(np.float32)
-        s = self._balance(layer, head)
-        if s is not None:
-            x = (x / s).astype(np.float32)
+        x = self._centred("k", k, layer, head)
         return B.hadamard(x) if self.rotate_k else x
 
     def exact_v(self, v, layer=0, head=0):
-        x = v
-        mu = self._mean("v", self.v_mean, v, layer, head)
-        if mu is not None:
-            x = (x - mu).astype(np.float32)
-        s = self._vbalance(layer, head)
-        if s is not None:
-            x = (x / s).astype(np.float32)
+        x = self._centred("v", v, layer, head)
         return B.hadamard(x) if self.rotate_v else x
 
     def prep_v(self, v, layer=0, head=0):
-        x = v
-        mu = self._mean("v", self.v_mean, v, layer, head)
-        if mu is not None:
-            x = (x - mu).astype(np.float32)
-        s = self._vbalance(layer, head)
-        if s is not None:
-            x = (x / s).astype(np.float32)
+        x = self._centred("v", v, layer, head)
         return self._code(x, self._c("v", layer, head), self.rotate_v, self.group_v,
                           self.scale_v)
 
