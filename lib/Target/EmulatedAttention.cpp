@@ -127,8 +127,23 @@ llvm::Error overwrite(Tensor &t, const std::vector<float> &given, size_t offset,
   return llvm::Error::success();
 }
 
-/// The reference formats of a problem.
-std::pair<ref::Format, ref::Format> formats(const AttentionProblem &pb) {
+/// Why the harness cannot build \p pb's problem ("" if it can): input
+/// types it does not generate, options of UltraQuant caches given another
+/// format (they would be ignored).
+std::string configError(const AttentionProblem &pb) {
+  if (pb.dtype != "bf16" && pb.dtype != "f32")
+    return "the emulated-attention harness takes bf16 or f32 inputs, not " +
+           pb.dtype;
+  if ((pb.kMean || pb.vMean) && pb.format != KVCacheKind::UltraQuant)
+    return "channel means are an UltraQuant option";
+  if (pb.vScaleE4M3 && pb.format != KVCacheKind::UltraQuant)
+    return "E4M3 value scales are an UltraQuant option";
+  return "";
+}
+} // namespace
+
+std::pair<ref::Format, ref::Format>
+uq::referenceFormats(const AttentionProblem &pb) {
   ref::Format kf, vf;
   switch (pb.format) {
   case KVCacheKind::UltraQuant:
@@ -151,22 +166,20 @@ std::pair<ref::Format, ref::Format> formats(const AttentionProblem &pb) {
   return {kf, vf};
 }
 
+namespace {
+
 /// The #uq.kv_format attributes of a problem.
 std::string formatAttrs(const AttentionProblem &pb) {
   std::string k, v;
   switch (pb.format) {
   case KVCacheKind::UltraQuant: {
-    // The dialect's spelling of c: parses back to the same double.
-    // (E4M3 scales default to c = 1/6: their c is always spelled out.)
-    std::string c =
-        pb.c == 0.156 ? "" : ", c = " + KVFormatAttr::formatScaleConstant(pb.c);
-    std::string cv = pb.vScaleE4M3 ? ", c = " +
-                                         KVFormatAttr::formatScaleConstant(pb.c)
-                                   : c;
+    // The dialect's spelling of c (parses back to the same double), always
+    // given: the default depends on the scale code (1/6 with E4M3 scales).
+    std::string c = ", c = " + KVFormatAttr::formatScaleConstant(pb.c);
     std::string rule = pb.mseSearch ? ", scale_rule = mse_search" : "";
     k = "#uq.kv_format<fp4_e2m1" + c + ", rotation = hadamard" + rule + ">";
     v = "#uq.kv_format<fp4_e2m1" +
-        std::string(pb.vScaleE4M3 ? ", scale = e4m3" : "") + cv +
+        std::string(pb.vScaleE4M3 ? ", scale = e4m3" : "") + c +
         (pb.vRotated ? ", rotation = hadamard" : "") + rule + ">";
     break;
   }
@@ -227,12 +240,11 @@ void shiftByMean(Tensor &t, const std::vector<float> &mean, int64_t hkv,
 /// Issue 13's channel means of a problem (AttentionProblem::kMean / vMean):
 /// drawn from \p rng (after everything else, so that problems without them
 /// keep their data) and added to the key / value rows, which the cache
-/// write then centres again. Each mean stays empty when its option is off.
-llvm::Error drawMeans(const AttentionProblem &pb, std::mt19937_64 &rng,
+/// write then centres again. Each mean stays empty when its option is off
+/// (configError has refused them on other formats).
+void drawMeans(const AttentionProblem &pb, std::mt19937_64 &rng,
                       Tensor &k, Tensor &v, std::vector<float> &kMean,
                       std::vector<float> &vMean) {
-  if ((pb.kMean || pb.vMean) && pb.format != KVCacheKind::UltraQuant)
-    return makeError("channel means are an UltraQuant option");
   std::normal_distribution<float> meanDist(0.0f, pb.meanScale);
   for (auto [on, mean, rows] :
        {std::tuple<bool, std::vector<float> *, Tensor *>{pb.kMean, &kMean, &k},
@@ -244,7 +256,6 @@ llvm::Error drawMeans(const AttentionProblem &pb, std::mt19937_64 &rng,
       x = meanDist(rng);
     shiftByMean(*rows, *mean, pb.numKVHeads, pb.headDim, pb.dtype);
   }
-  return llvm::Error::success();
 }
 
 /// Paging of a problem: block tables over a shuffled pool, slots.
@@ -294,7 +305,7 @@ llvm::Expected<Paging> makePaging(const AttentionProblem &pb,
       return makeError("table override outside the block table");
     p.tables[s * p.maxBlocks + col] = id;
   }
-  auto [kf, vf] = formats(pb);
+  auto [kf, vf] = referenceFormats(pb);
   p.slotBytes = ref::slotBytes(kf, vf, pb.headDim);
   if (p.slotBytes < 0)
     return makeError("head dim " + llvm::Twine(pb.headDim) +
@@ -454,12 +465,8 @@ const std::string &CompiledAttention::codeObject() const {
 
 llvm::Expected<std::unique_ptr<CompiledAttention>>
 CompiledAttention::compile(const AttentionProblem &pb) {
-  if (pb.dtype != "bf16" && pb.dtype != "f32")
-    return makeError("the emulated-attention harness takes bf16 or f32 "
-                     "inputs, not " +
-                     pb.dtype);
-  if ((pb.kMean || pb.vMean) && pb.format != KVCacheKind::UltraQuant)
-    return makeError("channel means are an UltraQuant option");
+  if (std::string why = configError(pb); !why.empty())
+    return makeError(why);
   std::mt19937_64 rng(pb.seed);
   auto paging = makePaging(pb, rng);
   if (!paging)
@@ -521,10 +528,9 @@ CompiledAttention::run(const AttentionProblem &pb) const {
     sinks = pb.sinkValues;
   }
   std::vector<float> kMean, vMean;
-  if (llvm::Error err = drawMeans(pb, rng, k, v, kMean, vMean))
-    return std::move(err);
+  drawMeans(pb, rng, k, v, kMean, vMean);
 
-  auto [kf, vf] = formats(pb);
+  auto [kf, vf] = referenceFormats(pb);
   ref::CacheGeometry geom{p.numBlocks, bs, hkv, d, p.slotBytes};
   const int64_t cacheBytes = ref::cacheBytes(geom);
   // The reference writes the tokens whose slot is inside the cache (the
@@ -932,9 +938,8 @@ llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp,
       return makeError("sinkValues must have one value per query head");
     su.sinks = cfg.sinkValues;
   }
-  if (llvm::Error err = drawMeans(cfg, rng, k, v, su.kMean, su.vMean))
-    return std::move(err);
-  std::tie(su.kf, su.vf) = formats(cfg);
+  drawMeans(cfg, rng, k, v, su.kMean, su.vMean);
+  std::tie(su.kf, su.vf) = referenceFormats(cfg);
   su.geom = ref::CacheGeometry{p.numBlocks, bs, hkv, d, p.slotBytes};
   su.cache.assign(ref::cacheBytes(su.geom), 0x5A);
   if (ref::Status st = ref::cacheWrite(
@@ -1041,13 +1046,11 @@ const std::string &CompiledPagedAttention::kernelsJson() const {
 llvm::Expected<std::unique_ptr<CompiledPagedAttention>>
 CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   const AttentionProblem &cfg = pp.config;
-  if (cfg.dtype != "bf16" && cfg.dtype != "f32")
-    return makeError("the emulated-attention harness takes bf16 or f32 "
-                     "inputs, not " +
-                     cfg.dtype);
+  if (std::string why = configError(cfg); !why.empty())
+    return makeError(why);
   if (cfg.numKVHeads <= 0 || cfg.numQHeads % cfg.numKVHeads != 0)
     return makeError("query heads must be a multiple of KV heads");
-  auto [kf, vf] = formats(cfg);
+  auto [kf, vf] = referenceFormats(cfg);
   int64_t slotBytes = ref::slotBytes(kf, vf, cfg.headDim);
   if (slotBytes < 0)
     return makeError("head dim " + llvm::Twine(cfg.headDim) +

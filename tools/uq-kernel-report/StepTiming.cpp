@@ -58,23 +58,6 @@ double now() {
       .count();
 }
 
-std::pair<ref::Format, ref::Format> refFormats(KVCacheKind kind) {
-  ref::Format kf, vf;
-  switch (kind) {
-  case KVCacheKind::UltraQuant:
-    kf = ref::keyFormat();
-    vf = ref::valueFormat();
-    break;
-  case KVCacheKind::FP8:
-    kf.code = vf.code = ref::ElementCode::FP8_E4M3;
-    break;
-  case KVCacheKind::BF16:
-    kf.code = vf.code = ref::ElementCode::BF16;
-    break;
-  }
-  return {kf, vf};
-}
-
 /// Random bf16-representable values (as floats) and their bf16 bits.
 void randomBf16(std::mt19937_64 &rng, size_t n, std::vector<float> &values,
                 std::vector<uint8_t> *bytes) {
@@ -181,16 +164,6 @@ StepPredictor::create(const KernelConfig &cfg) {
   std::unique_ptr<StepPredictor> sp(new StepPredictor());
   Impl &I = *sp->impl;
   I.cfg = cfg;
-  std::tie(I.kf, I.vf) = refFormats(cfg.format);
-  if (cfg.vScaleE4M3) {
-    if (cfg.format != KVCacheKind::UltraQuant)
-      return makeError("E4M3 value scales need the uq4 format");
-    I.vf.scaleCode = ref::ScaleCode::E4M3;
-  }
-  I.slotBytes = ref::slotBytes(I.kf, I.vf, cfg.headDim);
-  if (I.slotBytes <= 0)
-    return makeError(llvm::formatv("head dim {0} has no slot layout",
-                                   cfg.headDim));
   AttentionProblem pb;
   pb.numQHeads = cfg.numQHeads;
   pb.numKVHeads = cfg.numKVHeads;
@@ -202,6 +175,13 @@ StepPredictor::create(const KernelConfig &cfg) {
   pb.dynamicShapes = true;
   pb.gpuCacheWrite = false;
   pb.seqLens = {1};
+  // The harness's formats: the cache this predictor writes is the one the
+  // compiled kernels read.
+  std::tie(I.kf, I.vf) = referenceFormats(pb);
+  I.slotBytes = ref::slotBytes(I.kf, I.vf, cfg.headDim);
+  if (I.slotBytes <= 0)
+    return makeError(llvm::formatv("head dim {0} has no slot layout",
+                                   cfg.headDim));
   double t0 = now();
   auto compiled = CompiledAttention::compile(pb);
   if (!compiled)

@@ -14,6 +14,7 @@
 #define UQ_TARGET_EMULATEDATTENTION_H
 
 #include "uq/Emulator/Emulator.h"
+#include "uq/Reference/Reference.h"
 
 #include "llvm/Support/Error.h"
 
@@ -196,6 +197,12 @@ private:
 /// come back as llvm::Error.
 llvm::Expected<AttentionReport>
 runEmulatedAttention(const AttentionProblem &problem);
+
+/// The uq::ref key and value formats of a problem's cache: its `format`
+/// with, for UltraQuant, c, the scale rule, the value rotation and the
+/// value scale code.
+std::pair<ref::Format, ref::Format>
+referenceFormats(const AttentionProblem &problem);
 
 //===----------------------------------------------------------------------===//
 // Paged attention (prefill chunks and decodes in one batch)

@@ -98,7 +98,7 @@ void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
     if (e4m3)
       return es.fp4Encode(
           arith::DivFOp::create(b, loc, xg,
-                                w.broadcastRows(gs.fp8Decode(byte), kGroup)),
+                                w.broadcastRows(scaleOf(byte), kGroup)),
           tiesDown);
     Value inv = w.broadcastRows(gs.e8m0Reciprocal(byte), kGroup);
     return es.fp4Encode(arith::MulFOp::create(b, loc, xg, inv), tiesDown);

@@ -189,6 +189,14 @@ struct Host {
   /// (null unless the configuration has them).
   struct QueryWorkspaces {
     Value prepared, scales, bias;
+    /// The scales and the bias, where present, as the last arguments of
+    /// the kernels that read them (addOptionArgs' order).
+    void appendTo(SmallVectorImpl<Value> &operands) const {
+      if (scales)
+        operands.push_back(scales);
+      if (bias)
+        operands.push_back(bias);
+    }
   };
   QueryWorkspaces launchQuery(const AttentionConfig &cfg,
                               gpu::GPUFuncOp kernel, Value query,
@@ -210,6 +218,26 @@ struct Host {
       operands.append({input(kMean), q.bias});
     launch(kernel, {numRows, idx(hq), idx(1)}, operands);
     return q;
+  }
+
+  /// The merge kernel over \p numRows rows (sequences or tokens) of the
+  /// partial results \p partials (out, max, sum), with the optional
+  /// \p sinks and \p vMean tensors; returns the result as a tensor of
+  /// \p resultType.
+  Value launchMerge(const AttentionConfig &cfg, gpu::GPUFuncOp kernel,
+                    ArrayRef<Value> partials, Value sinks, Value vMean,
+                    Value numRows, Value parts, RankedTensorType resultType) {
+    Value out = alloc(resultType.getShape(), cfg.resultType,
+                      resultType.isDynamicDim(0) ? ValueRange{numRows}
+                                                 : ValueRange{});
+    SmallVector<Value> operands(partials);
+    if (sinks)
+      operands.push_back(input(sinks));
+    operands.append({flatten(out), i32(numRows), i32(parts)});
+    if (vMean)
+      operands.push_back(input(vMean));
+    launch(kernel, {idx(cfg.numQHeads), numRows, idx(1)}, operands);
+    return toTensor(out, resultType);
   }
 };
 
@@ -403,20 +431,16 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
   Host::QueryWorkspaces qw = h.launchQuery(
       cfg, queryKernel, query, numSeqs,
       partialOp ? partialOp.getKMean() : cast<DecodeAttentionOp>(op).getKMean());
-  Value ws = qw.prepared, qScales = qw.scales, qBias = qw.bias;
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
   Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numSeqs, parts});
   Value pmax = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
   Value psum = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
   SmallVector<Value> partialOperands = {
-      ws,           h.input(cacheT),  h.input(tablesT), h.input(lensT),
+      qw.prepared,  h.input(cacheT),  h.input(tablesT), h.input(lensT),
       h.flatten(pout), h.flatten(pmax), h.flatten(psum), h.i32(numSeqs),
       h.i32(numBlocks), h.i32(maxBlocks), h.i32(parts)};
-  if (qScales)
-    partialOperands.push_back(qScales);
-  if (qBias)
-    partialOperands.push_back(qBias);
+  qw.appendTo(partialOperands);
   h.launch(partialKernel, {parts, h.idx(cfg.numKVHeads), numSeqs},
            partialOperands);
 
@@ -435,19 +459,10 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
 
   auto attn = cast<DecodeAttentionOp>(op);
   gpu::GPUFuncOp mergeKernel = addKernel(op->getLoc(), cfg, buildMergeKernel);
-  auto outType = cast<RankedTensorType>(attn.getResult().getType());
-  Value out = h.alloc(outType.getShape(), cfg.resultType,
-                      outType.isDynamicDim(0) ? ValueRange{numSeqs}
-                                              : ValueRange{});
-  SmallVector<Value> operands = {h.flatten(pout), h.flatten(pmax),
-                                 h.flatten(psum)};
-  if (cfg.sinks)
-    operands.push_back(h.input(attn.getSinks()));
-  operands.append({h.flatten(out), h.i32(numSeqs), h.i32(parts)});
-  if (cfg.vMean)
-    operands.push_back(h.input(attn.getVMean()));
-  h.launch(mergeKernel, {h.idx(hq), numSeqs, h.idx(1)}, operands);
-  attn.getResult().replaceAllUsesWith(h.toTensor(out, outType));
+  attn.getResult().replaceAllUsesWith(h.launchMerge(
+      cfg, mergeKernel, {h.flatten(pout), h.flatten(pmax), h.flatten(psum)},
+      attn.getSinks(), attn.getVMean(), numSeqs, parts,
+      cast<RankedTensorType>(attn.getResult().getType())));
   op->erase();
   return success();
 }
@@ -488,37 +503,24 @@ LogicalResult ConvertUQToWavePass::lowerPaged(PagedAttentionOp op,
   // The query kernel over the tokens (decode's, with its workspaces).
   Host::QueryWorkspaces qw =
       h.launchQuery(cfg, queryKernel, query, numTokens, op.getKMean());
-  Value ws = qw.prepared, qScales = qw.scales, qBias = qw.bias;
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
   Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numTokens, parts});
   Value pmax = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
   Value psum = h.alloc({dyn, hq, dyn}, f32, {numTokens, parts});
   SmallVector<Value> prefillOperands = {
-      ws, h.input(op.getCache()), h.input(op.getBlockTables()),
+      qw.prepared, h.input(op.getCache()), h.input(op.getBlockTables()),
       h.input(op.getSeqLens()), h.input(op.getQueryStartLoc()),
       h.flatten(pout), h.flatten(pmax), h.flatten(psum),
       h.i32(numTokens), h.i32(numSeqs), h.i32(numStarts),
       h.i32(numBlocks), h.i32(maxBlocks), h.i32(tiles), h.i32(parts)};
-  if (qScales)
-    prefillOperands.push_back(qScales);
-  if (qBias)
-    prefillOperands.push_back(qBias);
+  qw.appendTo(prefillOperands);
   h.launch(prefillKernel, {tiles, h.idx(cfg.numKVHeads), parts},
            prefillOperands);
-  auto outType = cast<RankedTensorType>(op.getResult().getType());
-  Value out = h.alloc(outType.getShape(), cfg.resultType,
-                      outType.isDynamicDim(0) ? ValueRange{numTokens}
-                                              : ValueRange{});
-  SmallVector<Value> operands = {h.flatten(pout), h.flatten(pmax),
-                                 h.flatten(psum)};
-  if (cfg.sinks)
-    operands.push_back(h.input(op.getSinks()));
-  operands.append({h.flatten(out), h.i32(numTokens), h.i32(parts)});
-  if (cfg.vMean)
-    operands.push_back(h.input(op.getVMean()));
-  h.launch(mergeKernel, {h.idx(hq), numTokens, h.idx(1)}, operands);
-  op.getResult().replaceAllUsesWith(h.toTensor(out, outType));
+  op.getResult().replaceAllUsesWith(h.launchMerge(
+      cfg, mergeKernel, {h.flatten(pout), h.flatten(pmax), h.flatten(psum)},
+      op.getSinks(), op.getVMean(), numTokens, parts,
+      cast<RankedTensorType>(op.getResult().getType())));
   op.erase();
   return success();
 }
@@ -544,16 +546,11 @@ LogicalResult ConvertUQToWavePass::lowerMerge(MergePartitionsOp op,
   OpBuilder b(op);
   Host h{b, op.getLoc()};
   Value numSeqs = h.dim(op.getOut(), 0), parts = h.dim(op.getOut(), 2);
-  Value out = h.alloc(resT.getShape(), cfg.resultType,
-                      resT.isDynamicDim(0) ? ValueRange{numSeqs}
-                                           : ValueRange{});
-  SmallVector<Value> operands = {h.input(op.getOut()), h.input(op.getMax()),
-                                 h.input(op.getSum())};
-  if (cfg.sinks)
-    operands.push_back(h.input(op.getSinks()));
-  operands.append({h.flatten(out), h.i32(numSeqs), h.i32(parts)});
-  h.launch(kernel, {h.idx(cfg.numQHeads), numSeqs, h.idx(1)}, operands);
-  op.getResult().replaceAllUsesWith(h.toTensor(out, resT));
+  // (uq.merge_partitions has no v_mean: the decode ops add it.)
+  op.getResult().replaceAllUsesWith(h.launchMerge(
+      cfg, kernel,
+      {h.input(op.getOut()), h.input(op.getMax()), h.input(op.getSum())},
+      op.getSinks(), Value(), numSeqs, parts, resT));
   op.erase();
   return success();
 }

@@ -101,7 +101,12 @@ private:
   /// The f32 value of an OCP FP8 E4M3FN byte (\p byte: i32 0..255), as
   /// uq::ref::fp8e4m3Decode: (8 + m) * 2^(e - 10) for e > 0, m * 2^-9 for
   /// e = 0 (subnormals), NaN for 0x7F / 0xFF, the sign from bit 7. Built
-  /// from exact integer and power-of-two steps.
+  /// from exact integer and power-of-two steps. (The same function as
+  /// ScalarEmitter::fp8Decode of the CPU path and the cache writer; that
+  /// op sequence makes LLVM 22 schedule the E4M3 value decode of the decode
+  /// kernel slower: 25.56 against 23.07 us at batch 1 / 4K by the timing
+  /// model, `uq-kernel-report --ladder --v-scale-e4m3 --shapes 128:8:8
+  /// --contexts 4096 --batches 1 --no-check`.)
   Value e4m3Value(Value byte) {
     Type f32 = b.getF32Type();
     auto ci = [&](int64_t v) { return i32(v); };

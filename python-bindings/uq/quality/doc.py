@@ -6,7 +6,6 @@ import math
 from typing import List
 
 
-
 #: Specs whose exact combination the gfx950 tests run (emulator: GPU cache
 #: write bit-exact, decode and paged attention within the bound), with the
 #: command that runs them.
@@ -18,6 +17,7 @@ GPU_TESTED = {
         "build/test/unittests/GPU/UQGPUFormatOptionsTests "
         "--gtest_filter='*chosen*'",
 }
+
 
 def _fmt(v, nd=4):
     if isinstance(v, float):

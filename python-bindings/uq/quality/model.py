@@ -159,11 +159,12 @@ class Model:
             s = s - s.max(axis=-1, keepdims=True)
             np.exp(s, out=s)
             s /= s.sum(axis=-1, keepdims=True)
-            pv = matmul(self._r(s), np.broadcast_to(vj, (g, T, hd)))
+            p = self._r(s)
+            pv = matmul(p, np.broadcast_to(vj, (g, T, hd)))
             if fmt is not None and fmt.exact_self_v:
                 # ... and its own value: p_tt (v_t - vq_t) added.
                 ve = self._r(fmt.exact_v(v[:, j, :], layer, j))
-                pv = pv + self._r(s)[:, diag, diag][:, :, None] * (ve - vj)[None]
+                pv = pv + p[:, diag, diag][:, :, None] * (ve - vj)[None]
             o = self._r(pv)
             if fmt is not None:
                 o = fmt.post_out(o, layer, j, v[:, j, :])

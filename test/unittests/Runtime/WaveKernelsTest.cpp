@@ -50,15 +50,13 @@ Formats ultraQuant(double c = 0.156, bool search = false,
   // 0.196 as 0.20: the IR and the reference would disagree on c).
   char cText[32];
   std::string cStr(cText, std::to_chars(cText, cText + sizeof(cText), c).ptr);
-  std::string extra = (c == 0.156 ? "" : ", c = " + cStr) +
-                      (search ? ", scale_rule = mse_search" : "");
+  // c is always spelled out: its default depends on the scale code (1/6
+  // with E4M3 scales).
+  std::string extra =
+      ", c = " + cStr + (search ? ", scale_rule = mse_search" : "");
   f.k = "#uq.kv_format<fp4_e2m1, rotation = hadamard" + extra + ">";
-  // (E4M3 scales default to c = 1/6: c is spelled out for them.)
-  std::string vExtra = vE4M3 ? ", scale = e4m3, c = " + cStr +
-                                   (search ? ", scale_rule = mse_search" : "")
-                             : extra;
   f.v = "#uq.kv_format<fp4_e2m1" + std::string(vRotated ? ", rotation = hadamard" : "") +
-        vExtra + ">";
+        (vE4M3 ? ", scale = e4m3" : "") + extra + ">";
   return f;
 }
 
