@@ -143,6 +143,25 @@ TEST(GPUFormatOptions, MeansChangeTheResult) {
   EXPECT_GT(diff, 0.1 * norm);
 }
 
+// E4M3 value scales too: an FP8 cache refuses them (they would be ignored).
+TEST(GPUFormatOptions, E4M3ValueScalesOnOtherFormatsAreAnError) {
+  OptionCase c{"fp8", 8, 1, 128, {16}, false, false, false, false, false};
+  AttentionProblem pb = problemOf(c);
+  pb.format = KVCacheKind::FP8;
+  pb.vScaleE4M3 = true;
+  auto r = runEmulatedAttention(pb);
+  ASSERT_FALSE(static_cast<bool>(r));
+  EXPECT_NE(llvm::toString(r.takeError()).find("E4M3 value scales are an "
+                                                "UltraQuant option"),
+            std::string::npos);
+  PagedAttentionProblem pp;
+  pp.config = pb;
+  auto p = runEmulatedPagedAttention(pp);
+  ASSERT_FALSE(static_cast<bool>(p));
+  EXPECT_NE(llvm::toString(p.takeError()).find("UltraQuant option"),
+            std::string::npos);
+}
+
 // Channel means are an UltraQuant option of the harness: FP8 caches refuse
 // them with an error, not a wrong comparison.
 TEST(GPUFormatOptions, MeansOnOtherFormatsAreAnError) {
