@@ -54,6 +54,23 @@ uq::emu::parseKernelsJson(StringRef text) {
     KernelDescription D;
     D.name = name->str();
     std::string where = "kernel JSON, kernel '" + D.name + "'";
+    if (const json::Value *op = k->get("op")) {
+      if (!op->getAsString())
+        return err(where + ": \"op\" is not a string");
+      D.op = op->getAsString()->str();
+    }
+    if (const json::Value *ps = k->get("params")) {
+      const json::Object *po = ps->getAsObject();
+      if (!po)
+        return err(where + ": \"params\" is not an object");
+      for (const auto &[key, val] : *po) {
+        std::optional<int64_t> x = val.getAsInteger();
+        if (!x)
+          return err(where + ": \"params\" entry '" + key.str() +
+                     "' is not an integer");
+        D.params[key.str()] = *x;
+      }
+    }
     if (const json::Value *b = k->get("block")) {
       const json::Array *ba = b->getAsArray();
       if (!ba || ba->empty() || ba->size() > 3)
@@ -99,6 +116,14 @@ uq::emu::parseKernelsJson(StringRef text) {
       S.dtype = dtype->str();
       S.elementSize = dtypeSize(*dtype);
       S.isInteger = dtype->starts_with("i") || dtype->starts_with("u");
+      if (const json::Value *acc = a->get("access")) {
+        std::optional<StringRef> x = acc->getAsString();
+        if (!x || (*x != "read" && *x != "write" && *x != "read_write" &&
+                   *x != "value"))
+          return err(aw + ": \"access\" must be \"read\", \"write\", "
+                          "\"read_write\" or \"value\"");
+        S.access = x->str();
+      }
       if (S.isBuffer) {
         const json::Array *shape = a->getArray("shape");
         if (!shape)

@@ -156,6 +156,9 @@ struct ArgSpec {
   bool isInteger = false; ///< By-value integers can size other arguments.
   unsigned elementSize = 0;
   std::vector<DimSpec> shape; ///< Buffers only.
+  /// The JSON's `access` ("read", "write", "read_write"; "value" for
+  /// by-value arguments), or "" when not given.
+  std::string access;
 };
 
 /// Launch geometry: `grid` counts workgroups per dimension (like HIP's

@@ -27,6 +27,12 @@ struct KernelDescription {
   /// Workgroups per grid dimension, when the JSON gives them: integers or
   /// by-value arguments (`["num_partitions", 1, "num_seqs"]`).
   std::optional<std::array<DimSpec, 3>> grid;
+  /// The uq op the kernel implements (`op`: "cache_write",
+  /// "decode_attention_partial", ...), or "" when not given.
+  std::string op;
+  /// The compiled-in constants (`params`: head_dim, block_size,
+  /// partition_size, tokens_per_tile, ...).
+  std::map<std::string, int64_t> params;
 };
 
 /// The grid of \p kernel for the by-value arguments in \p args (in the

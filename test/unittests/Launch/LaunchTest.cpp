@@ -1,0 +1,666 @@
+//===- LaunchTest.cpp - The launch runtime on the emulator and HIP --------===//
+//
+// One program with run-time sizes (uq.cache_write, uq.decode_attention,
+// uq.paged_attention; GQA 4, head_dim 64, blocks of 16, partitions of 64
+// tokens) compiled once, then run through uq::launch::Program:
+//  - on the emulator device, against the reference library (cache bytes
+//    bit-exact, every output inside ref::attentionErrorBounds' bound);
+//  - on the HIP device over the stand-in libamdhip64.so, bit-identical to
+//    the emulator device (the HIP device's dlopen, module, memory and
+//    launch code is what runs);
+//  - every bad input an error naming the operand, before the device is
+//    touched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "uq/Runtime/Launch.h"
+
+#include "uq/Reference/Reference.h"
+#include "uq/Target/Compiler.h"
+
+#include "../AttentionBound.h"
+
+#include "gtest/gtest.h"
+
+#include <dlfcn.h>
+
+#include <numeric>
+#include <random>
+
+using namespace uq;
+using namespace uq::launch;
+
+namespace {
+
+constexpr int64_t kHq = 8, kHkv = 2, kD = 64, kBs = 16;
+constexpr float kScale = 0.125f;
+
+std::string programIR(int64_t slot) {
+  std::string attrs =
+      "{k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, "
+      "v_format = #uq.kv_format<fp4_e2m1>, layout = "
+      "#uq.cache_layout<vllm_slot>}";
+  std::string kv = "tensor<?x2x64xbf16>", cache =
+                                               "tensor<?x16x2x" +
+                                               std::to_string(slot) + "xi8>";
+  std::string q = "tensor<?x8x64xbf16>", out = "tensor<?x8x64xf32>";
+  std::string bt = "tensor<?x?xi32>", lens = "tensor<?xi32>";
+  return "func.func @write(%k: " + kv + ", %v: " + kv +
+         ", %s: tensor<?xi64>, %c: " + cache + ") -> " + cache +
+         " {\n  %r = uq.cache_write %k, %v, %s into %c " + attrs + " : " +
+         kv + ", " + kv + ", tensor<?xi64> into " + cache +
+         "\n  return %r : " + cache + "\n}\n" +
+         "func.func @decode(%q: " + q + ", %c: " + cache + ", %bt: " + bt +
+         ", %lens: " + lens + ") -> " + out +
+         " {\n  %o = uq.decode_attention %q, %c, %bt, %lens scale 0.125 " +
+         attrs + " : (" + q + ", " + cache + ", " + bt + ", " + lens +
+         ") -> " + out + "\n  return %o : " + out + "\n}\n" +
+         "func.func @paged(%q: " + q + ", %c: " + cache + ", %bt: " + bt +
+         ", %lens: " + lens + ", %qsl: " + lens + ") -> " + out +
+         " {\n  %o = uq.paged_attention %q, %c, %bt, %lens query_start_loc "
+         "%qsl scale 0.125 " +
+         attrs + " : (" + q + ", " + cache + ", " + bt + ", " + lens + ", " +
+         lens + ") -> " + out + "\n  return %o : " + out + "\n}\n";
+}
+
+struct Compiled {
+  std::string hsaco, json;
+  int64_t slot = 0;
+};
+
+const Compiled &compiled() {
+  static Compiled c = [] {
+    Compiled r;
+    r.slot = ref::slotBytes(ref::keyFormat(), ref::valueFormat(), kD);
+    CompileOptions opts;
+    opts.partitionSize = 64;
+    auto res = compileSource(programIR(r.slot), "launch-test", opts);
+    if (!res) {
+      ADD_FAILURE() << llvm::toString(res.takeError());
+      return r;
+    }
+    r.hsaco = res->output;
+    r.json = res->kernelsJson;
+    return r;
+  }();
+  return c;
+}
+
+llvm::ArrayRef<uint8_t> bytes(const std::string &s) {
+  return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
+}
+
+std::unique_ptr<Program> loadProgram(std::unique_ptr<Device> dev = nullptr) {
+  const Compiled &c = compiled();
+  auto p = Program::load(bytes(c.hsaco), c.json, std::move(dev));
+  if (!p) {
+    ADD_FAILURE() << llvm::toString(p.takeError());
+    return nullptr;
+  }
+  return std::move(*p);
+}
+
+std::unique_ptr<Device> hipStandIn() {
+  auto d = createHipDevice(UQ_HIP_STANDIN);
+  if (!d) {
+    ADD_FAILURE() << llvm::toString(d.takeError());
+    return nullptr;
+  }
+  return std::move(*d);
+}
+
+/// The stand-in library, loaded (and kept loaded: the HIP device's
+/// dlclose must not drop its counters) by the test.
+struct StandIn {
+  void *handle = dlopen(UQ_HIP_STANDIN, RTLD_NOW | RTLD_LOCAL);
+  ~StandIn() {
+    if (handle)
+      dlclose(handle);
+  }
+  /// uqHipStandInCalls: calls of one entry point so far.
+  long calls(const char *entry) const {
+    auto fn = reinterpret_cast<long (*)(const char *)>(
+        dlsym(handle, "uqHipStandInCalls"));
+    return fn ? fn(entry) : -1;
+  }
+  /// uqHipStandInLiveAllocations.
+  long live() const {
+    auto fn = reinterpret_cast<long (*)()>(
+        dlsym(handle, "uqHipStandInLiveAllocations"));
+    return fn ? fn() : -1;
+  }
+};
+
+/// Random bf16 values (bit patterns) and the floats they are.
+std::pair<std::vector<uint16_t>, std::vector<float>>
+randomBf16(std::mt19937_64 &rng, size_t n) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<uint16_t> bits(n);
+  std::vector<float> vals(n);
+  for (size_t i = 0; i < n; ++i) {
+    bits[i] = ref::floatToBf16(dist(rng));
+    vals[i] = ref::bf16ToFloat(bits[i]);
+  }
+  return {bits, vals};
+}
+
+/// A paged batch: tokens of each sequence written to shuffled blocks.
+struct Batch {
+  std::vector<int32_t> lens;
+  int64_t numBlocks = 0, maxBlocks = 0;
+  std::vector<int32_t> tables;
+  std::vector<int64_t> slots;
+  std::vector<float> k, v;
+  Array key, value, slotMapping, emptyCache, blockTables, seqLens;
+
+  Batch(std::vector<int32_t> l, uint64_t seed) : lens(std::move(l)) {
+    std::mt19937_64 rng(seed);
+    int64_t used = 0;
+    for (int32_t n : lens) {
+      maxBlocks = std::max<int64_t>(maxBlocks, (n + kBs - 1) / kBs);
+      used += (n + kBs - 1) / kBs;
+    }
+    maxBlocks += 1; // an unused column
+    numBlocks = used + 2;
+    std::vector<int32_t> pool(numBlocks);
+    std::iota(pool.begin(), pool.end(), 0);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    tables.assign(lens.size() * maxBlocks, -1); // unused: -1, never read
+    size_t next = 0;
+    for (size_t s = 0; s < lens.size(); ++s) {
+      for (int64_t b = 0; b < (lens[s] + kBs - 1) / kBs; ++b)
+        tables[s * maxBlocks + b] = pool[next++];
+      for (int32_t j = 0; j < lens[s]; ++j)
+        slots.push_back(int64_t(tables[s * maxBlocks + j / kBs]) * kBs +
+                        j % kBs);
+    }
+    slots.push_back(-1); // padding: skipped
+    int64_t tokens = slots.size();
+    auto [kb, kf] = randomBf16(rng, tokens * kHkv * kD);
+    auto [vb, vf] = randomBf16(rng, tokens * kHkv * kD);
+    k = kf;
+    v = vf;
+    key = Array::of("bf16", {tokens, kHkv, kD}, kb);
+    value = Array::of("bf16", {tokens, kHkv, kD}, vb);
+    slotMapping = Array::of("i64", {tokens}, slots);
+    emptyCache = Array::of(
+        "u8", {numBlocks, kBs, kHkv, compiled().slot},
+        std::vector<uint8_t>(numBlocks * kBs * kHkv * compiled().slot, 0));
+    blockTables = Array::of("i32", {int64_t(lens.size()), maxBlocks}, tables);
+    seqLens = Array::of("i32", {int64_t(lens.size())}, lens);
+  }
+
+  ref::CacheGeometry geometry() const {
+    return {numBlocks, kBs, kHkv, kD, compiled().slot};
+  }
+  /// The reference's cache: the tokens with a slot.
+  std::vector<uint8_t> referenceCache() const {
+    std::vector<uint8_t> c(ref::cacheBytes(geometry()), 0);
+    int64_t n = int64_t(slots.size()) - 1;
+    ref::Status st = ref::cacheWrite(ref::keyFormat(), ref::valueFormat(),
+                                     geometry(), k.data(), v.data(),
+                                     slots.data(), n, c.data());
+    EXPECT_TRUE(st.ok()) << st.message();
+    return c;
+  }
+};
+
+/// Outputs outside the reference's bound for query [tokens, Hq, D] over
+/// sequences owning query_start_loc ranges.
+int64_t outsideReference(const Batch &b, const std::vector<uint8_t> &cache,
+                         const std::vector<float> &q, int64_t tokens,
+                         const std::vector<int32_t> &qsl,
+                         const std::vector<float> &got) {
+  ref::AttentionParams p;
+  p.softmaxScale = kScale;
+  std::vector<float> want(tokens * kHq * kD);
+  std::vector<double> bound(want.size());
+  int64_t seqs = b.lens.size();
+  ref::Status st = ref::pagedAttention(
+      ref::keyFormat(), ref::valueFormat(), b.geometry(), cache.data(), p, 0,
+      q.data(), tokens, kHq, qsl.data(), seqs, b.tables.data(), b.maxBlocks,
+      b.lens.data(), nullptr, want.data());
+  EXPECT_TRUE(st.ok()) << st.message();
+  st = ref::attentionErrorBounds(
+      ref::keyFormat(), ref::valueFormat(), b.geometry(), cache.data(), p, 0,
+      q.data(), tokens, kHq, qsl.data(), seqs, b.tables.data(), b.maxBlocks,
+      b.lens.data(), nullptr, test::probabilityError(ref::valueFormat()),
+      bound.data());
+  EXPECT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(got.size(), want.size());
+  if (got.size() != want.size())
+    return -1;
+  return test::countOutside(got, want, bound);
+}
+
+TEST(LaunchProgram, DescribesTheOps) {
+  auto prog = loadProgram();
+  ASSERT_TRUE(prog);
+  ASSERT_EQ(prog->ops().size(), 3u);
+  const OpInfo &w = prog->ops()[0], &d = prog->ops()[1], &p = prog->ops()[2];
+  EXPECT_EQ(w.name, "write_0");
+  EXPECT_EQ(w.kind, OpKind::CacheWrite);
+  EXPECT_EQ(d.kind, OpKind::DecodeAttention);
+  EXPECT_EQ(d.kernels, (std::vector<std::string>{
+                           "decode_0_query", "decode_0_partial",
+                           "decode_0_merge"}));
+  EXPECT_EQ(p.kind, OpKind::PagedAttention);
+  auto names = [](const std::vector<BufferInfo> &bs) {
+    std::vector<std::string> n;
+    for (const BufferInfo &b : bs)
+      n.push_back(b.name);
+    return n;
+  };
+  EXPECT_EQ(names(w.inputs), (std::vector<std::string>{
+                                 "key", "value", "slot_mapping", "cache"}));
+  EXPECT_EQ(names(w.outputs), (std::vector<std::string>{"cache"}));
+  EXPECT_EQ(names(d.inputs),
+            (std::vector<std::string>{"query", "cache", "block_tables",
+                                      "seq_lens"}));
+  EXPECT_EQ(names(d.workspaces),
+            (std::vector<std::string>{"query_prepared", "partial_out",
+                                      "partial_max", "partial_sum"}));
+  EXPECT_EQ(names(d.outputs), (std::vector<std::string>{"out"}));
+  EXPECT_EQ(names(p.inputs),
+            (std::vector<std::string>{"query", "cache", "block_tables",
+                                      "seq_lens", "query_start_loc"}));
+  // Lookup by kind and by name.
+  auto byKind = prog->findOp("uq.paged_attention");
+  ASSERT_TRUE(static_cast<bool>(byKind)) << llvm::toString(byKind.takeError());
+  EXPECT_EQ((*byKind)->name, "paged_0");
+  auto none = prog->findOp("merge_partitions");
+  ASSERT_FALSE(static_cast<bool>(none));
+  EXPECT_NE(llvm::toString(none.takeError()).find("has no op"),
+            std::string::npos);
+}
+
+TEST(LaunchProgram, PlansSizesAndPartitions) {
+  auto prog = loadProgram();
+  ASSERT_TRUE(prog);
+  Batch b({40, 0, 100}, 3);
+  auto [qb, qf] = [] {
+    std::mt19937_64 rng(9);
+    return randomBf16(rng, 3 * kHq * kD);
+  }();
+  Array q = Array::of("bf16", {3, kHq, kD}, qb);
+  auto sizes = prog->plan("decode_attention",
+                          {{"query", &q},
+                           {"cache", &b.emptyCache},
+                           {"block_tables", &b.blockTables},
+                           {"seq_lens", &b.seqLens}});
+  ASSERT_TRUE(static_cast<bool>(sizes)) << llvm::toString(sizes.takeError());
+  EXPECT_EQ((*sizes)["num_seqs"], 3);
+  EXPECT_EQ((*sizes)["num_blocks"], b.numBlocks);
+  EXPECT_EQ((*sizes)["max_blocks"], b.maxBlocks);
+  // max_blocks = ceil(100 / 16) + 1 = 8 columns of 16 tokens over
+  // partitions of 64: 2.
+  EXPECT_EQ(b.maxBlocks, 8);
+  EXPECT_EQ((*sizes)["num_partitions"], 2);
+  RunOptions o;
+  o.sizes["num_partitions"] = 5;
+  auto given = prog->plan("decode_0",
+                          {{"query", &q},
+                           {"cache", &b.emptyCache},
+                           {"block_tables", &b.blockTables},
+                           {"seq_lens", &b.seqLens}},
+                          o);
+  ASSERT_TRUE(static_cast<bool>(given)) << llvm::toString(given.takeError());
+  EXPECT_EQ((*given)["num_partitions"], 5);
+}
+
+/// Cache write, decode and paged attention on \p dev; outputs returned for
+/// the bit-identity check.
+struct Outputs {
+  Array cache, decode, paged;
+};
+
+Outputs runAll(std::unique_ptr<Device> dev, bool checkReference,
+               int64_t partitions = 0) {
+  Outputs o;
+  auto prog = loadProgram(std::move(dev));
+  if (!prog)
+    return o;
+  Batch b({40, 0, 100, 17}, 5);
+  RunOptions opts;
+  if (partitions)
+    opts.sizes["num_partitions"] = partitions;
+  auto cache = prog->cacheWrite(b.key, b.value, b.slotMapping, b.emptyCache);
+  if (!cache) {
+    ADD_FAILURE() << llvm::toString(cache.takeError());
+    return o;
+  }
+  o.cache = *cache;
+  std::vector<uint8_t> refCache = b.referenceCache();
+  if (checkReference) {
+    EXPECT_EQ(cache->shape, b.emptyCache.shape);
+    EXPECT_TRUE(cache->bytes == refCache)
+        << "the cache-write kernel's bytes differ from ref::cacheWrite";
+  }
+  // Decode: one query token per sequence.
+  std::mt19937_64 rng(11);
+  int64_t seqs = b.lens.size();
+  auto [qb, qf] = randomBf16(rng, seqs * kHq * kD);
+  Array q = Array::of("bf16", {seqs, kHq, kD}, qb);
+  auto out = prog->decodeAttention(q, *cache, b.blockTables, b.seqLens,
+                                   nullptr, {}, "", opts);
+  if (!out) {
+    ADD_FAILURE() << llvm::toString(out.takeError());
+    return o;
+  }
+  o.decode = *out;
+  EXPECT_EQ(out->dtype, "f32");
+  EXPECT_EQ(out->shape, (std::vector<int64_t>{seqs, kHq, kD}));
+  std::vector<int32_t> qslDecode(seqs + 1);
+  std::iota(qslDecode.begin(), qslDecode.end(), 0);
+  if (checkReference) {
+    std::vector<float> got = out->values<float>();
+    EXPECT_EQ(outsideReference(b, cache->bytes, qf, seqs, qslDecode, got),
+              0);
+    // The comparison can fail: the outputs are not trivial, and those of
+    // another query are far outside the bound.
+    float largest = 0;
+    for (float x : got)
+      largest = std::max(largest, std::fabs(x));
+    EXPECT_GT(largest, 0.1f);
+    std::vector<float> otherQ(qf.rbegin(), qf.rend());
+    EXPECT_GT(outsideReference(b, cache->bytes, otherQ, seqs, qslDecode, got),
+              int64_t(got.size()) / 2);
+  }
+  // Paged: the last 8, 0, 30 and 1 tokens of the sequences are new
+  // (a chunk of a prefill, a decode), 39 query tokens.
+  std::vector<int32_t> qsl = {0, 8, 8, 38, 39};
+  int64_t tokens = qsl.back();
+  auto [pb, pf] = randomBf16(rng, tokens * kHq * kD);
+  Array pq = Array::of("bf16", {tokens, kHq, kD}, pb);
+  Array qslArr = Array::of("i32", {seqs + 1}, qsl);
+  auto paged = prog->pagedAttention(pq, *cache, b.blockTables, b.seqLens,
+                                    qslArr, nullptr, {}, "", opts);
+  if (!paged) {
+    ADD_FAILURE() << llvm::toString(paged.takeError());
+    return o;
+  }
+  o.paged = *paged;
+  EXPECT_EQ(paged->shape, (std::vector<int64_t>{tokens, kHq, kD}));
+  if (checkReference)
+    EXPECT_EQ(outsideReference(b, cache->bytes, pf, tokens, qsl,
+                               paged->values<float>()),
+              0);
+  return o;
+}
+
+TEST(LaunchProgram, EmulatorMatchesTheReference) {
+  Outputs o = runAll(createEmulatorDevice(), /*checkReference=*/true);
+  EXPECT_FALSE(o.paged.bytes.empty());
+}
+
+TEST(LaunchProgram, OnePartitionMatchesTheReference) {
+  Outputs o = runAll(createEmulatorDevice(), /*checkReference=*/true, 1);
+  EXPECT_FALSE(o.paged.bytes.empty());
+}
+
+TEST(LaunchProgram, HipStandInIsBitIdenticalToTheEmulator) {
+  StandIn standIn;
+  ASSERT_TRUE(standIn.handle) << dlerror();
+  long launches = standIn.calls("hipModuleLaunchKernel");
+  long syncs = standIn.calls("hipStreamSynchronize");
+  auto dev = hipStandIn();
+  ASSERT_TRUE(dev);
+  EXPECT_NE(dev->name().find("hip-standin/libamdhip64.so"),
+            std::string::npos)
+      << dev->name();
+  Outputs hip = runAll(std::move(dev), /*checkReference=*/true);
+  Outputs emu = runAll(createEmulatorDevice(), /*checkReference=*/false);
+  ASSERT_FALSE(emu.decode.bytes.empty());
+  EXPECT_TRUE(hip.cache.bytes == emu.cache.bytes);
+  EXPECT_TRUE(hip.decode.bytes == emu.decode.bytes);
+  EXPECT_TRUE(hip.paged.bytes == emu.paged.bytes);
+  // Every launch went through the stand-in: 1 cache write, 3 decode and
+  // 3 paged kernels, one synchronization per op; nothing left allocated.
+  EXPECT_EQ(standIn.calls("hipModuleLaunchKernel") - launches, 7);
+  EXPECT_EQ(standIn.calls("hipStreamSynchronize") - syncs, 3);
+  EXPECT_EQ(standIn.live(), 0);
+}
+
+TEST(LaunchProgram, HipLibraryErrors) {
+  auto missing = createHipDevice("/nonexistent/libamdhip64.so");
+  ASSERT_FALSE(static_cast<bool>(missing));
+  EXPECT_NE(llvm::toString(missing.takeError())
+                .find("cannot load the HIP runtime '/nonexistent/"
+                      "libamdhip64.so'"),
+            std::string::npos);
+  // A library without the entry points (libm).
+  auto wrong = createHipDevice("libm.so.6");
+  ASSERT_FALSE(static_cast<bool>(wrong));
+  EXPECT_NE(llvm::toString(wrong.takeError()).find("has no hipModuleLoadData"),
+            std::string::npos);
+}
+
+/// The message of a failed plan/run (and that it is a usage error).
+std::string errorOf(llvm::Error e) {
+  bool usage = false;
+  std::string m = emu::errorMessage(std::move(e), usage);
+  EXPECT_TRUE(usage) << m;
+  return m;
+}
+
+TEST(LaunchProgram, BadInputNamesTheOperand) {
+  auto prog = loadProgram();
+  ASSERT_TRUE(prog);
+  Batch b({40, 20}, 7);
+  std::mt19937_64 rng(1);
+  Array q = Array::of("bf16", {2, kHq, kD}, randomBf16(rng, 2 * kHq * kD).first);
+  Operands ok = {{"query", &q},
+                 {"cache", &b.emptyCache},
+                 {"block_tables", &b.blockTables},
+                 {"seq_lens", &b.seqLens}};
+  ASSERT_TRUE(static_cast<bool>(prog->plan("decode_attention", ok)));
+  auto expectError = [&](Operands ops, const std::string &want,
+                         RunOptions opts = {}) {
+    auto r = prog->run("decode_attention", ops, opts);
+    ASSERT_FALSE(static_cast<bool>(r)) << want;
+    std::string m = errorOf(r.takeError());
+    EXPECT_NE(m.find(want), std::string::npos) << m;
+  };
+  // dtype
+  Array qf32 = Array::of("f32", {2, kHq, kD},
+                         std::vector<float>(2 * kHq * kD, 0.f));
+  Operands o = ok;
+  o["query"] = &qf32;
+  expectError(o, "operand 'query' must be bf16, not f32");
+  // rank, compiled-in extent
+  Array q2d = Array::of("bf16", {2, kHq * kD},
+                        std::vector<uint16_t>(2 * kHq * kD, 0));
+  o = ok;
+  o["query"] = &q2d;
+  expectError(o, "operand 'query' must have shape [num_seqs, 8, 64], not "
+                 "[2, 512]");
+  Array q4h = Array::of("bf16", {4, 4, kD},
+                        std::vector<uint16_t>(4 * 4 * kD, 0));
+  o = ok;
+  o["query"] = &q4h;
+  expectError(o, "dimension 1 is compiled in as 8");
+  // inconsistent sizes
+  Array lens3 = Array::of("i32", {3}, std::vector<int32_t>{1, 1, 1});
+  o = ok;
+  o["seq_lens"] = &lens3;
+  expectError(o, "operand 'seq_lens' has num_seqs = 3");
+  // byte count against the shape
+  Array shortQ = q;
+  shortQ.bytes.pop_back();
+  o = ok;
+  o["query"] = &shortQ;
+  expectError(o, "operand 'query' holds");
+  // missing and unknown operands
+  o = ok;
+  o.erase("seq_lens");
+  expectError(o, "missing operand 'seq_lens' [num_seqs] i32");
+  o = ok;
+  o["sinks"] = &lens3;
+  expectError(o, "unknown operand 'sinks'");
+  // a cache too small for the block table
+  std::vector<int32_t> tables = b.tables;
+  tables[1] = int32_t(b.numBlocks); // sequence 0's second block
+  Array badTables = Array::of("i32", b.blockTables.shape, tables);
+  o = ok;
+  o["block_tables"] = &badTables;
+  expectError(o, "block_tables[0, 1] = " + std::to_string(b.numBlocks) +
+                     " is not a block of the cache");
+  // unused columns may hold anything
+  tables = b.tables;
+  tables[b.maxBlocks - 1] = 1 << 30;
+  Array padded = Array::of("i32", b.blockTables.shape, tables);
+  o = ok;
+  o["block_tables"] = &padded;
+  EXPECT_TRUE(static_cast<bool>(prog->plan("decode_attention", o)));
+  // seq_lens beyond the table
+  Array longLens = Array::of("i32", {2}, std::vector<int32_t>{40, 1000});
+  o = ok;
+  o["seq_lens"] = &longLens;
+  expectError(o, "seq_lens[1] = 1000 is outside [0, max_blocks * "
+                 "block_size = 64]");
+  // sizes
+  RunOptions bad;
+  bad.sizes["num_partitions"] = 0;
+  expectError(ok, "num_partitions must be at least 1", bad);
+  bad.sizes = {{"num_seqs", 5}};
+  expectError(ok, "size num_seqs = 5 contradicts operand 'query'", bad);
+  bad.sizes = {{"bogus", 1}};
+  expectError(ok, "unknown size 'bogus'", bad);
+  // the wrong op
+  auto wrongKind = prog->cacheWrite(q, q, b.slotMapping, b.emptyCache, {},
+                                    "decode_0");
+  ASSERT_FALSE(static_cast<bool>(wrongKind));
+  EXPECT_NE(errorOf(wrongKind.takeError())
+                .find("op 'decode_0' is a decode_attention, not a "
+                      "cache_write"),
+            std::string::npos);
+}
+
+TEST(LaunchProgram, BadCacheWriteAndPagedInput) {
+  auto prog = loadProgram();
+  ASSERT_TRUE(prog);
+  Batch b({20}, 2);
+  std::vector<int64_t> slots = b.slots;
+  slots[3] = b.numBlocks * kBs; // one past the cache
+  Array badSlots = Array::of("i64", b.slotMapping.shape, slots);
+  auto w = prog->cacheWrite(b.key, b.value, badSlots, b.emptyCache);
+  ASSERT_FALSE(static_cast<bool>(w));
+  EXPECT_NE(errorOf(w.takeError())
+                .find("slot_mapping[3] = " + std::to_string(b.numBlocks * kBs) +
+                      " is past the cache"),
+            std::string::npos);
+  // The i8 spelling of the byte cache is accepted; checks can be turned
+  // off (the kernels then skip the slot, docs/kernel-input-policy.md).
+  Array i8Cache = b.emptyCache;
+  i8Cache.dtype = "i8";
+  RunOptions unchecked;
+  unchecked.checkIndices = false;
+  auto w2 = prog->cacheWrite(b.key, b.value, badSlots, i8Cache, {}, "",
+                             unchecked);
+  ASSERT_TRUE(static_cast<bool>(w2)) << llvm::toString(w2.takeError());
+  EXPECT_EQ(w2->dtype, "u8");
+
+  std::mt19937_64 rng(1);
+  Array q = Array::of("bf16", {4, kHq, kD}, randomBf16(rng, 4 * kHq * kD).first);
+  auto paged = [&](std::vector<int32_t> qsl) {
+    Array a = Array::of("i32", {int64_t(qsl.size())}, qsl);
+    auto r = prog->pagedAttention(q, b.emptyCache, b.blockTables, b.seqLens,
+                                  a);
+    EXPECT_FALSE(static_cast<bool>(r));
+    return r ? std::string() : errorOf(r.takeError());
+  };
+  EXPECT_NE(paged({0, 2, 4}).find("query_start_loc must have num_seqs + 1 = "
+                                  "2 entries, not 3"),
+            std::string::npos);
+  EXPECT_NE(paged({0, 5}).find("query_start_loc[1] = 5 is not ascending "
+                               "within [0, num_tokens = 4]"),
+            std::string::npos);
+  Batch shortSeq({2}, 2);
+  Array qsl = Array::of("i32", {2}, std::vector<int32_t>{0, 4});
+  auto r = prog->pagedAttention(q, shortSeq.emptyCache, shortSeq.blockTables,
+                                shortSeq.seqLens, qsl);
+  ASSERT_FALSE(static_cast<bool>(r));
+  EXPECT_NE(errorOf(r.takeError())
+                .find("sequence 0 has 4 query tokens but seq_lens[0] = 2"),
+            std::string::npos);
+}
+
+TEST(LaunchProgram, LoadErrors) {
+  const Compiled &c = compiled();
+  // A JSON of another program.
+  std::string json = c.json;
+  size_t at = json.find("\"write_0_cache_write\"");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, 21, "\"other_0_cache_write\"");
+  auto p = Program::load(bytes(c.hsaco), json);
+  ASSERT_FALSE(static_cast<bool>(p));
+  EXPECT_NE(llvm::toString(p.takeError())
+                .find("kernel 'other_0_cache_write' is not in the code "
+                      "object"),
+            std::string::npos);
+  auto f = Program::loadFile("/nonexistent.hsaco");
+  ASSERT_FALSE(static_cast<bool>(f));
+  EXPECT_NE(llvm::toString(f.takeError()).find("cannot read"),
+            std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+// The kernel-description reader's fields the runtime relies on: op, params
+// and each argument's access, and their errors.
+TEST(KernelsJsonForLaunch, ReadsOpParamsAndAccess) {
+  auto ks = emu::parseKernelsJson(R"({"kernels": [{"name": "f_0_merge",
+      "op": "merge_partitions", "grid": ["n", 1, 1],
+      "params": {"head_dim": 64, "block_size": 16},
+      "args": [{"name": "x", "kind": "global_buffer", "dtype": "f32",
+                "shape": ["n", 4], "access": "read_write"},
+               {"name": "n", "kind": "by_value", "dtype": "i32",
+                "shape": [], "access": "value"}]}]})");
+  ASSERT_TRUE(static_cast<bool>(ks)) << llvm::toString(ks.takeError());
+  const emu::KernelDescription &k = (*ks)[0];
+  EXPECT_EQ(k.op, "merge_partitions");
+  EXPECT_EQ(k.params.at("head_dim"), 64);
+  EXPECT_EQ(k.params.at("block_size"), 16);
+  EXPECT_EQ(k.args[0].access, "read_write");
+  EXPECT_EQ(k.args[1].access, "value");
+  // Without them: empty (older JSON stays readable).
+  auto bare = emu::parseKernelsJson(
+      R"({"kernels": [{"name": "k", "args": []}]})");
+  ASSERT_TRUE(static_cast<bool>(bare));
+  EXPECT_TRUE((*bare)[0].op.empty());
+  EXPECT_TRUE((*bare)[0].params.empty());
+  auto err = [](const char *json) {
+    auto r = emu::parseKernelsJson(json);
+    EXPECT_FALSE(static_cast<bool>(r)) << json;
+    return r ? std::string() : llvm::toString(r.takeError());
+  };
+  EXPECT_NE(err(R"({"kernels": [{"name": "k", "op": 3, "args": []}]})")
+                .find("\"op\" is not a string"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"kernels": [{"name": "k", "params": {"a": "b"},
+                "args": []}]})")
+                .find("\"params\" entry 'a' is not an integer"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"kernels": [{"name": "k", "args": [{"name": "x",
+                "kind": "global_buffer", "dtype": "f32", "shape": [1],
+                "access": "sometimes"}]}]})")
+                .find("\"access\" must be"),
+            std::string::npos);
+}
+
+// A JSON whose buffers have no access cannot be classified: a clear error.
+TEST(KernelsJsonForLaunch, ProgramNeedsAccess) {
+  const Compiled &c = compiled();
+  std::string json = c.json;
+  size_t at;
+  while ((at = json.find("\"access\"")) != std::string::npos)
+    json.replace(at, 8, "\"accesz\"");
+  auto p = Program::load(bytes(c.hsaco), json);
+  ASSERT_FALSE(static_cast<bool>(p));
+  EXPECT_NE(llvm::toString(p.takeError()).find("has no \"access\""),
+            std::string::npos);
+}
+
+} // namespace
