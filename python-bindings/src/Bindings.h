@@ -23,6 +23,9 @@ void populateMathBindings(pybind11::module_ &m);
 /// emulator; CompileError.
 void populateCompilerBindings(pybind11::module_ &m);
 
+/// The launch runtime (uq::launch::Program): uq.load and uq.Program.
+void populateLaunchBindings(pybind11::module_ &m);
+
 } // namespace uq::python
 
 #endif // UQ_PYTHON_BINDINGS_H

@@ -14,4 +14,7 @@ PYBIND11_MODULE(_uq, m) {
   uq::python::populateReferenceBindings(m);
   uq::python::populateMathBindings(m);
   uq::python::populateCompilerBindings(m);
+#ifdef UQ_HAVE_LAUNCH
+  uq::python::populateLaunchBindings(m);
+#endif
 }

@@ -34,6 +34,10 @@ from .compiler import (CompileError, CompileResult, compile,  # noqa: E402
 # The reference library's cache write and attention (uq::ref): uq/ref.py.
 from . import ref  # noqa: E402,F401
 
+# The launch runtime (uq::launch): uq/runtime.py.
+from .runtime import Program, load  # noqa: E402
+
+
 __all__ = ["native", "ref", "CompileError", "CompileResult", "compile",
            "compile_with_description", "emulate", "kernel_info",
-           "run_pipeline"]
+           "run_pipeline", "load", "Program"]

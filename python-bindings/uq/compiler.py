@@ -21,6 +21,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
+import numpy as np
+
 from . import native as _native
 
 #: Stages :func:`compile` can stop at; all but ``hsaco`` produce text.
@@ -148,9 +150,31 @@ def kernel_info(code_object: bytes) -> List[Dict[str, Any]]:
     return _emulator().kernel_info(bytes(code_object))
 
 
+def _resolve_sizes(what: str, values: Sequence[Any],
+                   sizes: Optional[Dict[str, int]]) -> List[Any]:
+    """``values`` with each string (a size name of the kernel JSON, as in
+    its ``grid`` and by-value arguments) replaced by ``sizes[name]``."""
+    out = []
+    for v in values:
+        if isinstance(v, str):
+            if sizes is None or v not in sizes:
+                raise ValueError(f"{what} names the size '{v}': pass its "
+                                 f"value in sizes= (given: "
+                                 f"{sorted(sizes or {})})")
+            n = sizes[v]
+            if isinstance(n, bool) or not isinstance(n, (int, np.integer)) \
+                    or n < 0:
+                raise ValueError(f"sizes['{v}'] must be an integer >= 0, "
+                                 f"not {n!r}")
+            v = int(n)
+        out.append(v)
+    return out
+
+
 def emulate(code_object: bytes, kernel: str, grid: Sequence[int],
             block: Sequence[int], args: Sequence[Any], *,
-            max_instructions: int = 0, dynamic_lds: int = 0) -> Dict[str, Any]:
+            max_instructions: int = 0, dynamic_lds: int = 0,
+            sizes: Optional[Dict[str, int]] = None) -> Dict[str, Any]:
     """Runs ``kernel`` of a gfx950 code object on the CPU emulator.
 
     ``grid`` counts workgroups and ``block`` work-items per workgroup (1 to 3
@@ -161,7 +185,14 @@ def emulate(code_object: bytes, kernel: str, grid: Sequence[int],
     arguments (Python numbers take the argument's size from the metadata).
     Returns the launch statistics (instruction mix, MFMA count, bytes moved,
     ``summary`` text). Raises ValueError on a bad launch or a fault.
+
+    ``sizes`` maps the kernel JSON's size names (``num_seqs``,
+    ``num_partitions``, ...) to values: a name in ``grid`` or in ``args``
+    (for a by-value argument) stands for its value, so the JSON's ``grid``
+    can be passed as it is. A name missing from ``sizes`` is a ValueError.
     """
+    grid = _resolve_sizes("grid", grid, sizes)
+    args = _resolve_sizes("args", args, sizes)
     return _emulator().emulate(bytes(code_object), kernel, list(grid),
                                list(block), list(args), max_instructions,
                                dynamic_lds)
