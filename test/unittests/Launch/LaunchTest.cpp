@@ -664,3 +664,74 @@ TEST(KernelsJsonForLaunch, ProgramNeedsAccess) {
 }
 
 } // namespace
+
+namespace {
+
+// uq.decode_attention_partial then uq.merge_partitions: two ops of one
+// function (split_0: query + partial kernels, split_1: merge), chained
+// through the caller, give decode attention within the reference's bound.
+TEST(LaunchProgram, PartialThenMerge) {
+  const int64_t slot = compiled().slot;
+  std::string attrs =
+      "{k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, "
+      "v_format = #uq.kv_format<fp4_e2m1>, layout = "
+      "#uq.cache_layout<vllm_slot>}";
+  std::string cache = "tensor<?x16x2x" + std::to_string(slot) + "xi8>";
+  std::string q = "tensor<?x8x64xbf16>", out = "tensor<?x8x64xf32>";
+  // The op's partition count and block-table width are static (its
+  // verifier): 8 columns of 16 tokens, 2 partitions of 64.
+  std::string po = "tensor<?x8x2x64xf32>", pm = "tensor<?x8x2xf32>";
+  std::string ir =
+      "func.func @split(%q: " + q + ", %c: " + cache +
+      ", %bt: tensor<?x8xi32>, %lens: tensor<?xi32>) -> " + out + " {\n" +
+      "  %o, %m, %l = uq.decode_attention_partial %q, %c, %bt, %lens scale "
+      "0.125 partition_size 64 " +
+      attrs + " : (" + q + ", " + cache +
+      ", tensor<?x8xi32>, tensor<?xi32>) -> (" + po + ", " + pm + ", " + pm +
+      ")\n" + "  %r = uq.merge_partitions %o, %m, %l : (" + po + ", " + pm +
+      ", " + pm + ") -> " + out + "\n  return %r : " + out + "\n}\n";
+  auto res = compileSource(ir, "launch-split", CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(res)) << llvm::toString(res.takeError());
+  auto prog = Program::load(bytes(res->output), res->kernelsJson);
+  ASSERT_TRUE(static_cast<bool>(prog)) << llvm::toString(prog.takeError());
+  ASSERT_EQ((*prog)->ops().size(), 2u);
+  EXPECT_EQ((*prog)->ops()[0].kind, OpKind::DecodeAttentionPartial);
+  EXPECT_EQ((*prog)->ops()[1].kind, OpKind::MergePartitions);
+  EXPECT_EQ((*prog)->ops()[1].inputs.size(), 3u);
+
+  // The cache from the main program's cache-write kernel.
+  auto main = loadProgram();
+  ASSERT_TRUE(main);
+  Batch b({40, 100, 3}, 13);
+  auto c = main->cacheWrite(b.key, b.value, b.slotMapping, b.emptyCache);
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  std::mt19937_64 rng(21);
+  auto [qb, qf] = randomBf16(rng, 3 * kHq * kD);
+  Array query = Array::of("bf16", {3, kHq, kD}, qb);
+  auto parts = (*prog)->decodeAttentionPartial(query, *c, b.blockTables,
+                                               b.seqLens);
+  ASSERT_TRUE(static_cast<bool>(parts)) << llvm::toString(parts.takeError());
+  // max_blocks 8 x 16 tokens over partitions of 64: 2.
+  EXPECT_EQ(parts->at("partial_out").shape,
+            (std::vector<int64_t>{3, kHq, 2, kD}));
+  EXPECT_EQ(parts->at("partial_max").shape, (std::vector<int64_t>{3, kHq, 2}));
+  auto merged = (*prog)->mergePartitions(parts->at("partial_out"),
+                                         parts->at("partial_max"),
+                                         parts->at("partial_sum"));
+  ASSERT_TRUE(static_cast<bool>(merged)) << llvm::toString(merged.takeError());
+  std::vector<int32_t> qsl = {0, 1, 2, 3};
+  EXPECT_EQ(outsideReference(b, c->bytes, qf, 3, qsl, merged->values<float>()),
+            0);
+  // Merging partial results whose partition counts disagree names them.
+  Array shortSum = parts->at("partial_sum");
+  shortSum.shape = {3, kHq, 1};
+  shortSum.bytes.resize(3 * kHq * 4);
+  auto bad = (*prog)->mergePartitions(parts->at("partial_out"),
+                                      parts->at("partial_max"), shortSum);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(errorOf(bad.takeError())
+                .find("operand 'partial_sum' has num_partitions = 1"),
+            std::string::npos);
+}
+
+} // namespace
