@@ -210,7 +210,8 @@ struct Batch {
 int64_t outsideReference(const Batch &b, const std::vector<uint8_t> &cache,
                          const std::vector<float> &q, int64_t tokens,
                          const std::vector<int32_t> &qsl,
-                         const std::vector<float> &got) {
+                         const std::vector<float> &got,
+                         const float *sinks = nullptr) {
   ref::AttentionParams p;
   p.softmaxScale = kScale;
   std::vector<float> want(tokens * kHq * kD);
@@ -219,12 +220,12 @@ int64_t outsideReference(const Batch &b, const std::vector<uint8_t> &cache,
   ref::Status st = ref::pagedAttention(
       ref::keyFormat(), ref::valueFormat(), b.geometry(), cache.data(), p, 0,
       q.data(), tokens, kHq, qsl.data(), seqs, b.tables.data(), b.maxBlocks,
-      b.lens.data(), nullptr, want.data());
+      b.lens.data(), sinks, want.data());
   EXPECT_TRUE(st.ok()) << st.message();
   st = ref::attentionErrorBounds(
       ref::keyFormat(), ref::valueFormat(), b.geometry(), cache.data(), p, 0,
       q.data(), tokens, kHq, qsl.data(), seqs, b.tables.data(), b.maxBlocks,
-      b.lens.data(), nullptr, test::probabilityError(ref::valueFormat()),
+      b.lens.data(), sinks, test::probabilityError(ref::valueFormat()),
       bound.data());
   EXPECT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(got.size(), want.size());
@@ -732,6 +733,92 @@ TEST(LaunchProgram, PartialThenMerge) {
   EXPECT_NE(errorOf(bad.takeError())
                 .find("operand 'partial_sum' has num_partitions = 1"),
             std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+// Attention sinks: an operand of decode's and paged's merge kernels,
+// required exactly when the op was compiled with them; both devices agree
+// bit for bit and match the reference.
+TEST(LaunchProgram, SinksOnBothDevices) {
+  const int64_t slot = compiled().slot;
+  std::string attrs =
+      "{k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, "
+      "v_format = #uq.kv_format<fp4_e2m1>, layout = "
+      "#uq.cache_layout<vllm_slot>}";
+  std::string cache = "tensor<?x16x2x" + std::to_string(slot) + "xi8>";
+  std::string q = "tensor<?x8x64xbf16>", out = "tensor<?x8x64xf32>";
+  std::string sk = "tensor<8xf32>";
+  std::string ir =
+      "func.func @d(%q: " + q + ", %c: " + cache +
+      ", %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %s: " + sk + ") -> " +
+      out + " {\n  %o = uq.decode_attention %q, %c, %bt, %lens sinks %s "
+      "scale 0.125 " +
+      attrs + " : (" + q + ", " + cache + ", tensor<?x?xi32>, tensor<?xi32>, " +
+      sk + ") -> " + out + "\n  return %o : " + out + "\n}\n";
+  auto res = compileSource(ir, "launch-sinks", CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(res)) << llvm::toString(res.takeError());
+  auto main = loadProgram();
+  ASSERT_TRUE(main);
+  Batch b({40, 100}, 17);
+  auto c = main->cacheWrite(b.key, b.value, b.slotMapping, b.emptyCache);
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  std::mt19937_64 rng(5);
+  auto [qb, qf] = randomBf16(rng, 2 * kHq * kD);
+  Array query = Array::of("bf16", {2, kHq, kD}, qb);
+  std::vector<float> sinkValues = {0.5f, 3.f, -1.f, 8.f, 0.f, 1.f, 2.f, -4.f};
+  Array sinks = Array::of("f32", {kHq}, sinkValues);
+  std::vector<std::vector<uint8_t>> outs;
+  StandIn standIn; // keeps the stand-in loaded across both devices
+  for (bool hip : {false, true}) {
+    auto prog = Program::load(bytes(res->output), res->kernelsJson,
+                              hip ? hipStandIn() : createEmulatorDevice());
+    ASSERT_TRUE(static_cast<bool>(prog)) << llvm::toString(prog.takeError());
+    // Without the sinks the op cannot run.
+    auto missing = (*prog)->decodeAttention(query, *c, b.blockTables,
+                                            b.seqLens);
+    ASSERT_FALSE(static_cast<bool>(missing));
+    EXPECT_NE(errorOf(missing.takeError())
+                  .find("missing operand 'sinks' [8] f32"),
+              std::string::npos);
+    auto o = (*prog)->decodeAttention(query, *c, b.blockTables, b.seqLens,
+                                      &sinks);
+    ASSERT_TRUE(static_cast<bool>(o)) << llvm::toString(o.takeError());
+    std::vector<int32_t> qsl = {0, 1, 2};
+    EXPECT_EQ(outsideReference(b, c->bytes, qf, 2, qsl, o->values<float>(),
+                               sinkValues.data()),
+              0);
+    // The sinks matter: without them the reference is far off.
+    EXPECT_GT(outsideReference(b, c->bytes, qf, 2, qsl, o->values<float>()),
+              0);
+    outs.push_back(o->bytes);
+  }
+  EXPECT_TRUE(outs[0] == outs[1]);
+}
+
+// An empty batch (no sequences, no new tokens): every grid is empty, no
+// kernel launches, and the outputs are empty arrays of the right shape.
+TEST(LaunchProgram, EmptyBatch) {
+  StandIn standIn;
+  long launches = standIn.calls("hipModuleLaunchKernel");
+  auto prog = loadProgram(hipStandIn());
+  ASSERT_TRUE(prog);
+  Batch b({20}, 4);
+  Array q = Array::of("bf16", {0, kHq, kD}, std::vector<uint16_t>());
+  Array bt = Array::of("i32", {0, 3}, std::vector<int32_t>());
+  Array lens = Array::of("i32", {0}, std::vector<int32_t>());
+  auto o = prog->decodeAttention(q, b.emptyCache, bt, lens);
+  ASSERT_TRUE(static_cast<bool>(o)) << llvm::toString(o.takeError());
+  EXPECT_EQ(o->shape, (std::vector<int64_t>{0, kHq, kD}));
+  EXPECT_TRUE(o->bytes.empty());
+  Array k = Array::of("bf16", {0, kHkv, kD}, std::vector<uint16_t>());
+  Array slots = Array::of("i64", {0}, std::vector<int64_t>());
+  auto c = prog->cacheWrite(k, k, slots, b.emptyCache);
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  EXPECT_TRUE(c->bytes == b.emptyCache.bytes);
+  EXPECT_EQ(standIn.calls("hipModuleLaunchKernel"), launches);
 }
 
 } // namespace
