@@ -218,5 +218,36 @@ bad_json["kernels"] = [dict(kk, name="other_" + kk["name"])
                        for kk in res.description["kernels"]]
 print(value_error(uq.load, res.output, bad_json))
 # CHECK: is not in the code object
+print(value_error(uq.load, path, device="cuda"))
+# CHECK: unknown device 'cuda' (emulator or hip)
+try:
+    uq.load(path, device="hip", hip_library="/nonexistent/libamdhip64.so")
+except RuntimeError as e:
+    print(e)
+# CHECK: cannot load the HIP runtime '/nonexistent/libamdhip64.so'
+
+# Split-K from Python: decode_attention_partial, then merge_partitions, with
+# sinks; the merged result is the reference's with the same sinks.
+PO, PM = f"tensor<?x{HQ}x2x{D}xf32>", f"tensor<?x{HQ}x2xf32>"
+SPLIT = f"""
+func.func @split(%q: {Q}, %c: {CACHE}, %bt: tensor<?x{max_blocks}xi32>, %lens: tensor<?xi32>, %s: tensor<{HQ}xf32>) -> {OUT} {{
+  %o, %m, %l = uq.decode_attention_partial %q, %c, %bt, %lens scale 0.125 partition_size 64 {ATTRS} : ({Q}, {CACHE}, tensor<?x{max_blocks}xi32>, tensor<?xi32>) -> ({PO}, {PM}, {PM})
+  %r = uq.merge_partitions %o, %m, %l sinks %s : ({PO}, {PM}, {PM}, tensor<{HQ}xf32>) -> {OUT}
+  return %r : {OUT}
+}}
+"""
+split = uq.load(uq.compile_with_description(SPLIT))
+sinks = (rng.standard_normal(HQ) + 4).astype(np.float32)  # large: they matter
+po, pm, ps = split.decode_attention_partial(q, cache, bt, lens)
+print("partial", po.shape, pm.shape, ps.shape)
+# CHECK: partial (3, 8, 2, 64) (3, 8, 2) (3, 8, 2)
+merged = split.merge_partitions(po, pm, ps, sinks)
+ref_sinks = uq.ref.decode_attention(q, cache, np.maximum(bt, 0), lens,
+                                    scale=0.125, sinks=sinks)
+print("merged", bool(np.abs(merged - ref_sinks).max() <= bound),
+      bool(np.abs(merged - ref_out).max() > bound))
+# CHECK: merged True True
+print(value_error(split.merge_partitions, po, pm, ps))
+# CHECK: missing operand 'sinks' [8] f32
 print("done")
 # CHECK: done
