@@ -56,9 +56,11 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 } // namespace
 
 int64_t Array::numElements() const {
+  // Saturates at INT64_MAX (no array is that large) instead of overflowing.
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
   return n;
 }
 
@@ -337,10 +339,13 @@ Program::plan(StringRef opName, const Operands &operands,
         return usage(what + " has a negative extent: " +
                      shapeString(a.shape));
     unsigned esize = emu::dtypeSize(in.dtype);
-    if (uint64_t(a.numElements()) * esize != a.bytes.size())
+    uint64_t need = 0;
+    if (__builtin_mul_overflow(uint64_t(a.numElements()), uint64_t(esize),
+                               &need) ||
+        need != a.bytes.size())
       return usage(what + " holds " + Twine(a.bytes.size()) +
-                   " bytes, its shape " + shapeString(a.shape) + " needs " +
-                   Twine(uint64_t(a.numElements()) * esize));
+                   " bytes, not the " + Twine(esize) + " per element its "
+                   "shape " + shapeString(a.shape) + " needs");
     for (auto [i, d] : llvm::enumerate(in.shape)) {
       int64_t got = a.shape[i];
       if (d.second.empty()) {

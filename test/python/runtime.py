@@ -213,6 +213,10 @@ print(value_error(uq.emulate, res.output, kern["name"], [1, 2, 2],
                   kern["block"], [k, v, slots, alone, "num_tokens", 1],
                   sizes={}))
 # CHECK: args names the size 'num_tokens'
+print(value_error(uq.emulate, res.output, kern["name"], kern["grid"],
+                  kern["block"], [k, v, slots, alone, "num_tokens", 1],
+                  sizes={"num_tokens": -1}))
+# CHECK: sizes['num_tokens'] must be an integer >= 0, not -1
 bad_json = dict(res.description)
 bad_json["kernels"] = [dict(kk, name="other_" + kk["name"])
                        for kk in res.description["kernels"]]

@@ -491,6 +491,13 @@ TEST(LaunchProgram, BadInputNamesTheOperand) {
   o = ok;
   o["query"] = &shortQ;
   expectError(o, "operand 'query' holds");
+  // a shape whose element count overflows
+  Array huge = q;
+  huge.shape = {int64_t(1) << 40, kHq, int64_t(1) << 30};
+  o = ok;
+  o["query"] = &huge;
+  expectError(o, "operand 'query' holds 2048 bytes, not the 2 per element "
+                 "its shape [1099511627776, 8, 1073741824] needs");
   // missing and unknown operands
   o = ok;
   o.erase("seq_lens");
