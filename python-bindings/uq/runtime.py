@@ -16,7 +16,8 @@ JSON's rules, launches the kernels in order and returns the outputs as numpy
 arrays. Bad input raises ValueError before anything runs.
 
 Operands are numpy arrays or any object with ``__dlpack__`` on the CPU
-(``np.from_dlpack``; a torch bfloat16 tensor is taken as its int16 bits).
+(``np.from_dlpack``; a torch bfloat16 tensor is taken as its int16 bits);
+Python lists take the operand's dtype (index operands: ``[3, 0, 1]``).
 numpy has no bfloat16: a bf16 operand is a uint16 (or int16) array of bit
 patterns, and a bf16 output comes back as uint16 bits. The cache is uint8
 (int8 is accepted).
@@ -53,9 +54,10 @@ def _launch_module():
     return m
 
 
-def _to_numpy(x: Any, name: str) -> np.ndarray:
+def _to_numpy(x: Any, name: str, expected: str = "") -> np.ndarray:
     """An ndarray of ``x``: numpy arrays as they are, DLPack tensors through
-    np.from_dlpack (torch bf16 as int16 bits), sequences via np.asarray."""
+    np.from_dlpack (torch bf16 as int16 bits), Python lists and tuples (which
+    have no dtype) as the operand's ``expected`` dtype."""
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "__dlpack__"):
@@ -72,7 +74,17 @@ def _to_numpy(x: Any, name: str) -> np.ndarray:
             raise ValueError(f"operand '{name}': cannot import it through "
                              f"DLPack: {e}") from None
     if isinstance(x, (list, tuple)):
-        return np.asarray(x)
+        a = np.asarray(x)
+        if expected not in _NUMPY or expected == "bf16":
+            return a
+        want = np.dtype(_NUMPY[expected])
+        if want.kind in "iu":
+            # numpy would wrap out-of-range integers silently.
+            info = np.iinfo(want)
+            if a.size and (a.dtype.kind not in "iu" or a.min() < info.min
+                           or a.max() > info.max):
+                raise ValueError(f"operand '{name}': not {expected} values")
+        return a.astype(want)
     raise ValueError(f"operand '{name}': expected a numpy array or a DLPack "
                      f"tensor, got {type(x).__name__}")
 
@@ -130,8 +142,8 @@ class Program:
         for name, x in operands.items():
             if x is None:
                 continue
-            a = _to_numpy(x, name)
             expected = specs[name]["dtype"] if name in specs else ""
+            a = _to_numpy(x, name, expected)
             packed[name] = (_dtype_name(a, expected, name),
                             np.ascontiguousarray(a))
         return packed

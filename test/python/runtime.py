@@ -143,6 +143,11 @@ dl = prog.decode_attention(Tensor(q), Tensor(cache), Tensor(bt),
 print("dlpack", np.array_equal(dl, out))
 # CHECK: dlpack True
 
+# Python lists (no dtype) take the operand's: index operands as lists.
+lst = prog.decode_attention(q, cache, bt.tolist(), lens.tolist())
+print("lists", np.array_equal(lst, out))
+# CHECK: lists True
+
 # The HIP device over the stand-in libamdhip64.so: bit-identical.
 standin = ctypes.CDLL(standin_path)
 standin.uqHipStandInCalls.restype = ctypes.c_long
@@ -222,6 +227,8 @@ bad_json["kernels"] = [dict(kk, name="other_" + kk["name"])
                        for kk in res.description["kernels"]]
 print(value_error(uq.load, res.output, bad_json))
 # CHECK: is not in the code object
+print(value_error(prog.decode_attention, q, cache, bt, [2**40, 1, 1]))
+# CHECK: operand 'seq_lens': not i32 values
 print(value_error(uq.load, path, device="cuda"))
 # CHECK: unknown device 'cuda' (emulator or hip)
 try:
