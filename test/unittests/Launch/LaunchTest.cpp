@@ -829,3 +829,118 @@ TEST(LaunchProgram, EmptyBatch) {
 }
 
 } // namespace
+
+namespace {
+
+// The format options' operands and workspaces (docs/accuracy.md): channel
+// means k_mean / v_mean (operands of the cache write, of decode's query
+// and merge kernels) and per-32 query scales (query_scales and query_bias:
+// workspaces written by the query kernel, read by the partial kernel),
+// classified from the JSON's access alone and checked against the
+// reference with the same means and query precision.
+TEST(LaunchProgram, ChannelMeansAndScaledQuery) {
+  const int64_t slot = compiled().slot;
+  std::string fmt =
+      "k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, "
+      "v_format = #uq.kv_format<fp4_e2m1>, layout = "
+      "#uq.cache_layout<vllm_slot>";
+  std::string kv = "tensor<?x2x64xbf16>", mean = "tensor<2x64xf32>";
+  std::string cache = "tensor<?x16x2x" + std::to_string(slot) + "xi8>";
+  std::string q = "tensor<?x8x64xbf16>", out = "tensor<?x8x64xf32>";
+  std::string ir =
+      "func.func @w(%k: " + kv + ", %v: " + kv + ", %s: tensor<?xi64>, %c: " +
+      cache + ", %mk: " + mean + ", %mv: " + mean + ") -> " + cache +
+      " {\n  %r = uq.cache_write %k, %v, %s into %c k_mean %mk : " + mean +
+      " v_mean %mv : " + mean + " {" + fmt + "} : " + kv + ", " + kv +
+      ", tensor<?xi64> into " + cache + "\n  return %r : " + cache +
+      "\n}\n" + "func.func @d(%q: " + q + ", %c: " + cache +
+      ", %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %mk: " + mean +
+      ", %mv: " + mean + ") -> " + out +
+      " {\n  %o = uq.decode_attention %q, %c, %bt, %lens k_mean %mk v_mean "
+      "%mv scale 0.125 {" +
+      fmt +
+      ", query_precision = #uq<query_precision fp8_e4m3_scaled>} : (" + q +
+      ", " + cache + ", tensor<?x?xi32>, tensor<?xi32>, " + mean + ", " +
+      mean + ") -> " + out + "\n  return %o : " + out + "\n}\n";
+  auto res = compileSource(ir, "launch-means", CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(res)) << llvm::toString(res.takeError());
+  auto prog = Program::load(bytes(res->output), res->kernelsJson);
+  ASSERT_TRUE(static_cast<bool>(prog)) << llvm::toString(prog.takeError());
+  const OpInfo &d = (*prog)->ops()[1];
+  auto names = [](const std::vector<BufferInfo> &bs) {
+    std::vector<std::string> n;
+    for (const BufferInfo &b : bs)
+      n.push_back(b.name);
+    return n;
+  };
+  EXPECT_EQ(names((*prog)->ops()[0].inputs),
+            (std::vector<std::string>{"key", "value", "slot_mapping", "cache",
+                                      "k_mean", "v_mean"}));
+  EXPECT_EQ(names(d.inputs),
+            (std::vector<std::string>{"query", "k_mean", "cache",
+                                      "block_tables", "seq_lens", "v_mean"}));
+  EXPECT_EQ(names(d.workspaces),
+            (std::vector<std::string>{"query_prepared", "query_scales",
+                                      "query_bias", "partial_out",
+                                      "partial_max", "partial_sum"}));
+
+  Batch b({40, 100}, 23);
+  std::mt19937_64 rng(3);
+  std::normal_distribution<float> dist(0.0f, 2.0f);
+  std::vector<float> kMean(kHkv * kD), vMean(kHkv * kD);
+  for (float &x : kMean)
+    x = dist(rng);
+  for (float &x : vMean)
+    x = dist(rng);
+  Array mk = Array::of("f32", {kHkv, kD}, kMean);
+  Array mv = Array::of("f32", {kHkv, kD}, vMean);
+  auto c = (*prog)->cacheWrite(b.key, b.value, b.slotMapping, b.emptyCache,
+                               {{"k_mean", &mk}, {"v_mean", &mv}});
+  ASSERT_TRUE(static_cast<bool>(c)) << llvm::toString(c.takeError());
+  std::vector<uint8_t> refCache(ref::cacheBytes(b.geometry()), 0);
+  ref::Status st = ref::cacheWrite(
+      ref::keyFormat(), ref::valueFormat(), b.geometry(), b.k.data(),
+      b.v.data(), b.slots.data(), int64_t(b.slots.size()) - 1,
+      refCache.data(), kMean.data(), vMean.data());
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(c->bytes == refCache);
+
+  auto [qb, qf] = randomBf16(rng, 2 * kHq * kD);
+  Array query = Array::of("bf16", {2, kHq, kD}, qb);
+  auto o = (*prog)->decodeAttention(query, *c, b.blockTables, b.seqLens,
+                                    nullptr,
+                                    {{"k_mean", &mk}, {"v_mean", &mv}});
+  ASSERT_TRUE(static_cast<bool>(o)) << llvm::toString(o.takeError());
+  ref::AttentionParams p;
+  p.softmaxScale = kScale;
+  p.queryPrecision = ref::QueryPrecision::FP8_E4M3_Scaled;
+  p.kMean = kMean.data();
+  p.vMean = vMean.data();
+  std::vector<int32_t> qsl = {0, 1, 2};
+  std::vector<float> want(2 * kHq * kD);
+  std::vector<double> bound(want.size());
+  st = ref::pagedAttention(ref::keyFormat(), ref::valueFormat(),
+                           b.geometry(), c->bytes.data(), p, 0, qf.data(), 2,
+                           kHq, qsl.data(), 2, b.tables.data(), b.maxBlocks,
+                           b.lens.data(), nullptr, want.data());
+  ASSERT_TRUE(st.ok()) << st.message();
+  st = ref::attentionErrorBounds(
+      ref::keyFormat(), ref::valueFormat(), b.geometry(), c->bytes.data(), p,
+      0, qf.data(), 2, kHq, qsl.data(), 2, b.tables.data(), b.maxBlocks,
+      b.lens.data(), nullptr, test::probabilityError(ref::valueFormat()),
+      bound.data());
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(test::countOutside(o->values<float>(), want, bound), 0);
+  // The means are operands like any other: a wrong shape names them.
+  Array shortMean = Array::of("f32", {kHkv, 32}, std::vector<float>(64));
+  auto bad = (*prog)->decodeAttention(query, *c, b.blockTables, b.seqLens,
+                                      nullptr,
+                                      {{"k_mean", &shortMean},
+                                       {"v_mean", &mv}});
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(errorOf(bad.takeError())
+                .find("operand 'k_mean' must have shape [2, 64], not [2, 32]"),
+            std::string::npos);
+}
+
+} // namespace
