@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
 #include <set>
 
 using namespace llvm;
@@ -85,6 +86,8 @@ struct Program::Impl {
   std::vector<emu::KernelDescription> kernels;
   std::vector<OpInfo> ops;
   std::unique_ptr<Device> device;
+  /// One run at a time on the device (Python releases the GIL in run).
+  std::mutex runMutex;
 
   const emu::KernelDescription *kernel(StringRef name) const {
     for (const emu::KernelDescription &k : kernels)
@@ -522,6 +525,7 @@ Expected<Results> Program::run(StringRef opName, const Operands &operands,
     return sizesOr.takeError();
   std::map<std::string, int64_t> &sizes = *sizesOr;
   const OpInfo &op = **findOp(opName);
+  std::lock_guard<std::mutex> lock(impl->runMutex);
   Device &dev = *impl->device;
   auto bytesOf = [&](const BufferInfo &b) {
     uint64_t n = emu::dtypeSize(b.dtype);

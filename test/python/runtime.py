@@ -164,6 +164,14 @@ print("hip", np.array_equal(hcache, cache), np.array_equal(hout, out),
 # CHECK: hip True True True 7
 
 
+# One program shared by threads (run releases the GIL; runs are serialized).
+from concurrent.futures import ThreadPoolExecutor  # noqa: E402
+with ThreadPoolExecutor(4) as pool:
+    outs = list(pool.map(lambda p: p.decode_attention(q, cache, bt, lens),
+                         [prog, hip, prog, hip]))
+print("threads", all(np.array_equal(o, out) for o in outs))
+# CHECK: threads True
+
 # uq.emulate with the JSON's size names: the cache-write kernel alone.
 kern = res.kernel("write_0_cache_write")
 sizes = {"num_tokens": len(slots), "num_blocks": num_blocks}

@@ -193,7 +193,8 @@ public:
   plan(llvm::StringRef op, const Operands &operands,
        const RunOptions &options = {}) const;
   /// plan(), then allocates, uploads, launches the op's kernels in order,
-  /// synchronizes and returns its outputs.
+  /// synchronizes and returns its outputs. Runs of one Program are
+  /// serialized (it may be shared between threads).
   llvm::Expected<Results> run(llvm::StringRef op, const Operands &operands,
                               const RunOptions &options = {});
 
