@@ -179,13 +179,21 @@ Error Program::Impl::buildOps() {
           return usage("kernel JSON: argument '" + a.name + "' of '" + kn +
                        "' has no \"access\" (a JSON from an older "
                        "uq-compile?)");
+        BufferInfo b;
+        b.name = a.name;
+        b.dtype = a.dtype;
+        for (const emu::DimSpec &d : a.shape)
+          b.shape.push_back(
+              {d.extent, d.argIndex >= 0 ? k->args[d.argIndex].name : ""});
+        // One buffer, one dtype and shape across the launch sequence.
+        if (seen.count(a.name) &&
+            (infos[a.name].dtype != b.dtype || infos[a.name].shape != b.shape))
+          return usage("kernel JSON: buffer '" + a.name + "' is " +
+                       infos[a.name].dtype + " " +
+                       shapeString(infos[a.name]) + " in an earlier kernel "
+                       "of '" + base + "' but " + b.dtype + " " +
+                       shapeString(b) + " in '" + kn + "'");
         if (seen.insert(a.name).second) {
-          BufferInfo b;
-          b.name = a.name;
-          b.dtype = a.dtype;
-          for (const emu::DimSpec &d : a.shape)
-            b.shape.push_back(
-                {d.extent, d.argIndex >= 0 ? k->args[d.argIndex].name : ""});
           infos[a.name] = b;
           if (a.access == "write") {
             produced.push_back(a.name);

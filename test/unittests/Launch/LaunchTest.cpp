@@ -20,6 +20,8 @@
 
 #include "../AttentionBound.h"
 
+#include "llvm/Support/JSON.h"
+
 #include "gtest/gtest.h"
 
 #include <dlfcn.h>
@@ -605,6 +607,26 @@ TEST(LaunchProgram, LoadErrors) {
   EXPECT_NE(llvm::toString(p.takeError())
                 .find("kernel 'other_0_cache_write' is not in the code "
                       "object"),
+            std::string::npos);
+  // A workspace whose kernels disagree about its shape.
+  llvm::Expected<llvm::json::Value> doc = llvm::json::parse(c.json);
+  ASSERT_TRUE(static_cast<bool>(doc));
+  for (llvm::json::Value &k : *doc->getAsObject()->getArray("kernels"))
+    if (k.getAsObject()->getString("name") == llvm::StringRef("decode_0_merge"))
+      for (llvm::json::Value &a : *k.getAsObject()->getArray("args"))
+        if (a.getAsObject()->getString("name") ==
+            llvm::StringRef("partial_sum"))
+          (*a.getAsObject())["dtype"] = "i32";
+  std::string edited;
+  llvm::raw_string_ostream os(edited);
+  os << *doc;
+  os.flush();
+  auto mismatch = Program::load(bytes(c.hsaco), edited);
+  ASSERT_FALSE(static_cast<bool>(mismatch));
+  EXPECT_NE(llvm::toString(mismatch.takeError())
+                .find("buffer 'partial_sum' is f32 [num_seqs, 8, "
+                      "num_partitions] in an earlier kernel of 'decode_0' but "
+                      "i32"),
             std::string::npos);
   auto f = Program::loadFile("/nonexistent.hsaco");
   ASSERT_FALSE(static_cast<bool>(f));
