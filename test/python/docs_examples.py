@@ -58,6 +58,14 @@ def blocks(path):
         yield lang, "\n".join(lines) + "\n"
 
 
+def show(text):
+    """A block's output, indented under its header (for the CHECKs of what
+    the docs' comments say a line prints)."""
+    for line in text.splitlines():
+        print("  | " + line)
+
+
+summary, summaries = [], []
 for doc in ("docs/integration.md", "docs/runtime.md", "README.md"):
     namespace = {"__name__": "__doc_example__"}
     for i, (lang, code) in enumerate(blocks(doc)):
@@ -67,14 +75,15 @@ for doc in ("docs/integration.md", "docs/runtime.md", "README.md"):
                 if first.startswith(start)]
         if skip:
             print(f"{where}: not run: {skip[0]}")
+            summary.append(f"{lang}:skipped")
             continue
+        summary.append(f"{lang}:run")
         if lang == "python":
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 exec(compile(code, where, "exec"), namespace)
-            print(f"{where}: ran, {len(out.getvalue().splitlines())} lines "
-                  "of output")
-            sys.stderr.write(out.getvalue())
+            print(f"{where}: ran")
+            show(out.getvalue())
         elif lang in ("c", "cpp"):
             m = re.match(r"(?:/\*|//) *([\w.-]+\.(?:c|cpp)):", first)
             assert m, f"{where}: the first line must name the file"
@@ -83,28 +92,31 @@ for doc in ("docs/integration.md", "docs/runtime.md", "README.md"):
         elif lang == "sh":
             r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", code],
                                capture_output=True, text=True)
-            sys.stderr.write(r.stdout + r.stderr)
             assert r.returncode == 0, f"{where} failed:\n{code}\n{r.stderr}"
             print(f"{where}: ran")
+            show(r.stdout)
         else:
             raise AssertionError(f"{where}: no rule for a '{lang}' block")
 
-# CHECK: docs/integration.md block 0 (sh): not run: configures and builds
-# CHECK-NEXT: docs/integration.md block 1 (python): ran
-# CHECK-NEXT: docs/integration.md block 2 (python): ran, 1 lines of output
-# CHECK-NEXT: docs/integration.md block 3 (python): ran
-# CHECK-NEXT: docs/integration.md block 4 (c): written to compile.c
-# CHECK-NEXT: docs/integration.md block 5 (sh): ran
-# CHECK-NEXT: docs/integration.md block 6 (sh): ran
-# CHECK-NEXT: docs/integration.md block 7 (sh): not run: writes to /opt
-# CHECK-NEXT: docs/integration.md block 8 (cmake): not run: the find_package(UQ) consumer
-# CHECK-NEXT: docs/integration.md block 9 (cpp): not run: the same consumer's main.cpp
-# CHECK-NEXT: docs/integration.md block 10 (sh): not run: the same consumer's build
-# CHECK-NEXT: docs/runtime.md block 0 (sh): ran
-# CHECK-NEXT: docs/runtime.md block 1 (python): ran, 1 lines
-# CHECK-NEXT: docs/runtime.md block 2 (cpp): written to run.cpp
-# CHECK-NEXT: docs/runtime.md block 3 (sh): ran
-# CHECK-NEXT: docs/runtime.md block 4 (sh): ran
-# CHECK-NEXT: README.md block 0 (sh): not run: installs packages
-# CHECK-NEXT: README.md block 1 (sh): not run: installs packages
-# CHECK-NEXT: README.md block 2 (sh): not run: README's command reference
+    summaries.append(f"{doc}: {' '.join(summary)}")
+    summary = []
+for line in summaries:
+    print(line)
+
+# What the docs' comments say the examples print:
+# CHECK: docs/integration.md block 1 (python): ran
+# CHECK-NEXT: | (4, 8, 64) (4, 8, 4)
+# CHECK: docs/integration.md block 2 (python): ran
+# CHECK-NEXT: | (4, 32, 128) uint16
+# CHECK: docs/integration.md block 5 (sh): ran
+# CHECK: docs/runtime.md block 1 (python): ran
+# CHECK-NEXT: | (2, 8, 64) (6, 8, 64)
+# CHECK: docs/runtime.md block 3 (sh): ran
+# CHECK-NEXT: | f32 [2, 8, 64] 0.000000e+00
+# CHECK: docs/runtime.md block 4 (sh): ran
+# CHECK: | summary: steps=6
+
+# Every block, in order: run or skipped (a new block changes these lines).
+# CHECK: docs/integration.md: sh:skipped python:run python:run python:run c:run sh:run sh:run sh:skipped cmake:skipped cpp:skipped sh:skipped
+# CHECK: docs/runtime.md: sh:run python:run cpp:run sh:run sh:run
+# CHECK: README.md: sh:skipped sh:skipped sh:skipped
