@@ -966,3 +966,77 @@ TEST(LaunchProgram, ChannelMeansAndScaledQuery) {
 }
 
 } // namespace
+
+namespace {
+
+// Decode and paged batches on both devices: lengths at and around block
+// (16) and partition (64) boundaries, empty sequences, a single sequence,
+// prefill chunks that start mid-block and whole prompts.
+struct DeviceCase {
+  std::vector<int32_t> lens, queryLens;
+};
+
+void PrintTo(const DeviceCase &c, std::ostream *os) {
+  *os << "lens";
+  for (size_t i = 0; i < c.lens.size(); ++i)
+    *os << "_" << c.lens[i] << "q" << c.queryLens[i];
+}
+
+class BothDevices : public ::testing::TestWithParam<DeviceCase> {};
+
+TEST_P(BothDevices, BitIdenticalAndWithinTheReference) {
+  const DeviceCase &dc = GetParam();
+  StandIn standIn;
+  auto emuProg = loadProgram();
+  auto hipProg = loadProgram(hipStandIn());
+  ASSERT_TRUE(emuProg && hipProg);
+  Batch b(dc.lens, 100 + dc.lens.size());
+  auto cache = emuProg->cacheWrite(b.key, b.value, b.slotMapping,
+                                   b.emptyCache);
+  auto hipCache = hipProg->cacheWrite(b.key, b.value, b.slotMapping,
+                                      b.emptyCache);
+  ASSERT_TRUE(cache && hipCache);
+  EXPECT_TRUE(cache->bytes == hipCache->bytes);
+  EXPECT_TRUE(cache->bytes == b.referenceCache());
+  const int64_t seqs = dc.lens.size();
+  std::mt19937_64 rng(seqs * 7919 + dc.lens[0]);
+  // Decode.
+  auto [qb, qf] = randomBf16(rng, seqs * kHq * kD);
+  Array q = Array::of("bf16", {seqs, kHq, kD}, qb);
+  auto d1 = emuProg->decodeAttention(q, *cache, b.blockTables, b.seqLens);
+  auto d2 = hipProg->decodeAttention(q, *cache, b.blockTables, b.seqLens);
+  ASSERT_TRUE(d1 && d2);
+  EXPECT_TRUE(d1->bytes == d2->bytes);
+  std::vector<int32_t> qslDecode(seqs + 1);
+  std::iota(qslDecode.begin(), qslDecode.end(), 0);
+  EXPECT_EQ(outsideReference(b, cache->bytes, qf, seqs, qslDecode,
+                             d1->values<float>()),
+            0);
+  // Paged.
+  std::vector<int32_t> qsl = {0};
+  for (int32_t n : dc.queryLens)
+    qsl.push_back(qsl.back() + n);
+  const int64_t tokens = qsl.back();
+  auto [pb, pf] = randomBf16(rng, tokens * kHq * kD);
+  Array pq = Array::of("bf16", {tokens, kHq, kD}, pb);
+  Array qslArr = Array::of("i32", {seqs + 1}, qsl);
+  auto p1 = emuProg->pagedAttention(pq, *cache, b.blockTables, b.seqLens,
+                                    qslArr);
+  auto p2 = hipProg->pagedAttention(pq, *cache, b.blockTables, b.seqLens,
+                                    qslArr);
+  ASSERT_TRUE(p1 && p2);
+  EXPECT_TRUE(p1->bytes == p2->bytes);
+  EXPECT_EQ(outsideReference(b, cache->bytes, pf, tokens, qsl,
+                             p1->values<float>()),
+            0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Launch, BothDevices,
+    ::testing::Values(DeviceCase{{1}, {1}}, DeviceCase{{16}, {16}},
+                      DeviceCase{{17, 64}, {1, 64}},
+                      DeviceCase{{65, 0, 128}, {20, 0, 1}},
+                      DeviceCase{{33, 31, 2, 300}, {3, 31, 2, 40}},
+                      DeviceCase{{200, 7, 90, 15, 64}, {1, 7, 1, 15, 33}}));
+
+} // namespace
