@@ -164,6 +164,7 @@ def main(argv=None):
         res = uq.compile_with_description(program_ir(slot_bytes),
                                           partition_size=64)
         prog = uq.load(res, device=args.device)
+    print("device:", prog.device)
     mgr = KVCacheManager(prog, args.blocks, slot_bytes, rng)
 
     waiting, running, next_id = [], [], 0
