@@ -444,16 +444,32 @@ Program::plan(StringRef opName, const Operands &operands,
     if (v > INT32_MAX)
       return usage(where + ": size " + name + " = " + Twine(v) +
                    " does not fit the kernels' i32");
-  // Workspaces and outputs must be addressable.
-  for (const auto *list : {&op.workspaces, &op.outputs})
+  // Every device buffer of the run, within options.maxBufferBytes.
+  uint64_t total = 0;
+  std::string largest;
+  uint64_t largestBytes = 0;
+  for (const auto *list : {&op.inputs, &op.workspaces, &op.outputs})
     for (const BufferInfo &b : *list) {
+      if (list == &op.outputs &&
+          llvm::any_of(op.inputs, [&](const BufferInfo &i) {
+            return i.name == b.name;
+          }))
+        continue; // read_write: counted as an input
       uint64_t n = emu::dtypeSize(b.dtype);
+      bool overflow = false;
       for (auto &d : b.shape) {
         uint64_t e = d.second.empty() ? uint64_t(d.first) : sizes[d.second];
-        if (e && n > (uint64_t(1) << 40) / e)
-          return usage(where + ": buffer '" + b.name + "' would exceed 1 TiB");
-        n *= e;
+        overflow |= __builtin_mul_overflow(n, e, &n);
       }
+      overflow |= __builtin_add_overflow(total, n, &total);
+      if (n > largestBytes || overflow) {
+        largestBytes = n;
+        largest = b.name;
+      }
+      if (overflow || (options.maxBufferBytes && total > options.maxBufferBytes))
+        return usage(where + ": the run's buffers need more than " +
+                     Twine(options.maxBufferBytes) + " bytes (maxBufferBytes; "
+                     "the largest is '" + largest + "')");
     }
   if (options.checkIndices)
     if (Error e = impl->checkIndices(op, operands, sizes))

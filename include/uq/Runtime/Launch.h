@@ -158,6 +158,10 @@ struct RunOptions {
   /// query_start_loc ascending within the query. The kernels clamp such
   /// indices (docs/kernel-input-policy.md); the check makes them errors.
   bool checkIndices = true;
+  /// The most bytes the run's device buffers (operands, workspaces and
+  /// outputs together) may take; more is an error before anything is
+  /// allocated. 0 = no limit.
+  uint64_t maxBufferBytes = uint64_t(16) << 30;
 };
 
 /// Operands by argument name (the JSON's: "query", "cache", ...).

@@ -536,6 +536,18 @@ TEST(LaunchProgram, BadInputNamesTheOperand) {
   expectError(ok, "size num_seqs = 5 contradicts operand 'query'", bad);
   bad.sizes = {{"bogus", 1}};
   expectError(ok, "unknown size 'bogus'", bad);
+  // The buffer budget: the run needs about 48 KiB; huge partition counts
+  // overflow it whatever the limit.
+  RunOptions small;
+  small.maxBufferBytes = 4096;
+  expectError(ok, "the run's buffers need more than 4096 bytes "
+                  "(maxBufferBytes; the largest is 'cache')", small);
+  RunOptions many;
+  many.maxBufferBytes = 0;
+  many.sizes["num_partitions"] = INT32_MAX;
+  ASSERT_TRUE(static_cast<bool>(prog->plan("decode_attention", ok, many)));
+  many.maxBufferBytes = uint64_t(1) << 40;
+  expectError(ok, "the largest is 'partial_out'", many);
   // the wrong op
   auto wrongKind = prog->cacheWrite(q, q, b.slotMapping, b.emptyCache, {},
                                     "decode_0");
