@@ -37,14 +37,16 @@ struct AiterLaunch {
 };
 
 /// Runs the only kernel of the code object at `path`; returns the buffers
-/// (by offset) after the launch.
+/// (by offset) after the launch. `info` receives the kernel's metadata.
 inline llvm::Expected<std::map<uint32_t, std::vector<uint8_t>>>
 launchAiter(const std::string &path, const LaunchConfig &cfg,
-            const AiterLaunch &L) {
+            const AiterLaunch &L, KernelInfo *info = nullptr) {
   auto co = CodeObject::loadFile(path);
   if (!co)
     return co.takeError();
   const KernelInfo &K = (*co)->kernels().at(0);
+  if (info)
+    *info = K;
   std::map<uint32_t, KernelArg> byOffset;
   for (const auto &[o, b] : L.buffers)
     byOffset[o] = KernelArg::buffer(b);
