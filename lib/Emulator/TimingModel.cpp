@@ -149,6 +149,7 @@ void TimingRecorder::beginWorkgroup(uint64_t index, std::array<uint32_t, 3> id,
   cur.idle = true;
   wavesState.assign(waves, WaveState());
   simds.assign(std::max(1u, p.simdsPerCU), SimdState());
+  ldsUnit.clear();
   lines.clear();
   lineBytes.clear();
   active = true;
@@ -171,6 +172,7 @@ void TimingRecorder::resolveBarrier() {
     s.valu.prune(t);
     s.xdl.prune(t);
   }
+  ldsUnit.prune(t);
 }
 
 void TimingRecorder::onInst(const TraceEvent &e) {
@@ -226,9 +228,10 @@ void TimingRecorder::onInst(const TraceEvent &e) {
     double c = mfmaPasses(e) * pass;
     SimdState &S = simds[e.wave % simds.size()];
     double start = W.t;
+    const double port = p.valuMfmaOverlap ? pass : c;
     for (unsigned guard = 0; guard < 1000; ++guard) {
       double x = S.xdl.firstFree(start, c);
-      double v = S.valu.firstFree(x, pass);
+      double v = S.valu.firstFree(x, port);
       if (v == x) {
         start = x;
         break;
@@ -236,7 +239,7 @@ void TimingRecorder::onInst(const TraceEvent &e) {
       start = v;
     }
     S.xdl.reserve(start, c);
-    S.valu.reserve(start, pass);
+    S.valu.reserve(start, p.valuMfmaOverlap ? pass : c);
     W.t = start + pass;
     cur.mfmaCycles += (uint64_t)c;
     cur.issueCycles += (uint64_t)pass;
@@ -259,7 +262,12 @@ void TimingRecorder::onInst(const TraceEvent &e) {
     cur.ldsConflictCycles += c - std::min(c, phases);
     cur.issueCycles += (uint64_t)pass;
     W.t += pass;
-    W.lgkm.push_back(issue + p.ldsLatency + c);
+    // The CU's LDS serves one access at a time: this one starts when the
+    // LDS is free (other waves' accesses first), and its data is back a
+    // latency after its last cycle.
+    double start = ldsUnit.firstFree(issue, (double)std::max<uint64_t>(c, 1));
+    ldsUnit.reserve(start, (double)std::max<uint64_t>(c, 1));
+    W.lgkm.push_back(start + c + p.ldsLatency);
     break;
   }
   case InstClass::Global:
@@ -292,7 +300,18 @@ void TimingRecorder::onInst(const TraceEvent &e) {
     W.t += pass;
     double serial = segs.size() * (double)p.vmemRequestBytes /
                     p.vmemBytesPerClockPerCU;
-    W.vm.push_back(issue + p.globalLatency + serial);
+    double done = issue + p.globalLatency + serial;
+    // An LDS-DMA load (buffer_load ... lds) also writes its bytes into the
+    // CU's LDS when they arrive, at the LDS write rate.
+    if (e.text.ends_with(" lds") && !e.addresses.empty()) {
+      double c = std::ceil((double)e.addresses.size() * e.bytesPerAddress /
+                           p.ldsWriteBytesPerClock);
+      double start = ldsUnit.firstFree(done, c);
+      ldsUnit.reserve(start, c);
+      cur.ldsCycles += (uint64_t)c;
+      done = start + c;
+    }
+    W.vm.push_back(done);
     break;
   }
   case InstClass::SMEM:
@@ -467,6 +486,11 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
   double vmemPerWg = vmem * p.vmemRequestBytes / p.vmemBytesPerClockPerCU;
   r.valuCycles = wavesPerSimdFor(wgBusy) * perWaveValu;
   r.mfmaCycles = wavesPerSimdFor(wgBusy) * perWaveMfma;
+  // Without VALU/MFMA overlap a SIMD is busy for the sum of both; the term
+  // keeps the name of the larger part.
+  const bool sumSimd = !p.valuMfmaOverlap;
+  double simdPerWave = sumSimd ? perWaveValu + perWaveMfma : 0;
+  const char *simdName = perWaveMfma > perWaveValu ? "MFMA" : "VALU";
   r.issueCycles = wavesPerSimdFor(wgBusy) * perWaveIssue;
   r.ldsCycles = wgBusy * lds;
   r.ldsConflictCycles = wgBusy * ldsConf;
@@ -478,7 +502,9 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
   // up to one instruction of each type per SIMD visit, from different
   // waves); they bound each wave's own timeline, in the critical path.
   std::pair<double, const char *> terms[] = {
-      {r.valuCycles, "VALU"},     {r.mfmaCycles, "MFMA"},
+      {sumSimd ? wavesPerSimdFor(wgBusy) * simdPerWave : r.valuCycles,
+       sumSimd ? simdName : "VALU"},
+      {sumSimd ? 0.0 : r.mfmaCycles, "MFMA"},
       {r.ldsCycles, "LDS"},       {r.scalarCycles, "scalar"},
       {r.vmemCycles, "vector memory"}, {r.hbmCycles, "HBM"}};
   for (auto &[c, name] : terms)
@@ -493,8 +519,10 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
   // resident waves).
   auto roundTime = [&](uint64_t wgs) {
     double simdWaves = wavesPerSimdFor(wgs);
-    return std::max({crit, simdWaves * perWaveValu, simdWaves * perWaveMfma,
-                     wgs * lds, wgs * scalar, wgs * vmemPerWg});
+    double simd = sumSimd ? simdWaves * simdPerWave
+                          : std::max(simdWaves * perWaveValu,
+                                     simdWaves * perWaveMfma);
+    return std::max({crit, simd, wgs * lds, wgs * scalar, wgs * vmemPerWg});
   };
   uint64_t full = wgBusy / r.occ.workgroupsPerCU,
            rem = wgBusy % r.occ.workgroupsPerCU;
@@ -506,8 +534,9 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
     double simdWaves = wavesPerSimdFor(wgs);
     std::pair<double, const char *> round[] = {
         {crit, "critical path"},
-        {simdWaves * perWaveValu, "VALU"},
-        {simdWaves * perWaveMfma, "MFMA"},
+        {sumSimd ? simdWaves * simdPerWave : simdWaves * perWaveValu,
+         sumSimd ? simdName : "VALU"},
+        {sumSimd ? 0.0 : simdWaves * perWaveMfma, "MFMA"},
         {wgs * lds, "LDS"},
         {wgs * scalar, "scalar"},
         {wgs * vmemPerWg, "vector memory"}};

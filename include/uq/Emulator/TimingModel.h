@@ -42,8 +42,18 @@ struct TimingParams {
   unsigned maxWorkgroupsPerCU = 32;
   /// One wave64 pass on a 16-lane SIMD: the unit of LLVM's gfx950 model.
   unsigned cyclesPerPass = 4;
+  /// Whether a SIMD's VALU issues (for any of its waves) while its matrix
+  /// core executes an MFMA. Off: the SIMD is busy for the MFMA's passes, as
+  /// the calibration against AITER's forward kernel shows
+  /// (docs/timing-model.md, "Calibration": the measured time per key tile
+  /// is the sum of the VALU and MFMA time, not their maximum).
+  bool valuMfmaOverlap = false;
   unsigned ldsBanks = 64;
   unsigned ldsBankBytes = 4;
+  /// LDS write rate of LDS-DMA loads (bytes a cycle per CU): CDNA4 doubled
+  /// the LDS *read* rate to 256 B/clk (docs/timing-model.md); writes are
+  /// taken at CDNA3's 128 B/clk.
+  unsigned ldsWriteBytesPerClock = 128;
   /// Vector memory (TA/L1) request size and rate per CU.
   unsigned vmemRequestBytes = 64;
   unsigned vmemBytesPerClockPerCU = 64;
@@ -157,6 +167,8 @@ private:
   WorkgroupProfile cur;
   std::vector<WaveState> wavesState;
   std::vector<SimdState> simds;
+  /// The CU's LDS, shared by all waves of the workgroup.
+  Calendar ldsUnit;
   std::unordered_set<uint64_t> lines;
   /// Bytes: the bytes read of each line (one bit per byte).
   std::unordered_map<uint64_t, std::vector<uint64_t>> lineBytes;
