@@ -105,7 +105,8 @@ predict(const emu::CodeObject &co, const emu::LaunchConfig &base,
 /// The forward kernel (fmha_fwd_v3, batch mode) at b, hq, hk, s = sq = sk.
 Expected<Row> forwardRow(const emu::CodeObject &co, const std::string &file,
                          unsigned b, unsigned hq, unsigned hk, unsigned s,
-                         bool causal, double measured, unsigned samples) {
+                         bool causal, double measured, unsigned samples,
+                         bool overlap) {
   const unsigned D = 128, tile = 256, es = 2;
   std::mt19937 rng(7);
   // Aliased tensors: one [s, D] matrix each (see the file comment).
@@ -149,6 +150,7 @@ Expected<Row> forwardRow(const emu::CodeObject &co, const std::string &file,
   // XCD reads the K and V of the (batch, KV head) pairs its workgroups use
   // once, and every workgroup its own Q tile and O tile.
   emu::TimingParams tp;
+  tp.valuMfmaOverlap = overlap;
   uint64_t total = (uint64_t)tiles * hq * b;
   std::vector<std::set<uint64_t>> kv(tp.numXcds);
   for (uint64_t i = 0; i < total; ++i) {
@@ -176,7 +178,7 @@ Expected<Row> forwardRow(const emu::CodeObject &co, const std::string &file,
 /// pa_fwd (BF16 cache, GQA 8) for `batch` sequences of `ctx` tokens.
 Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
                        unsigned batch, unsigned hk, unsigned ctx,
-                       double measured, unsigned samples) {
+                       double measured, unsigned samples, bool overlap) {
   const unsigned D = 128, blk = 16, gqa = 8, hq = gqa * hk;
   const unsigned blocks = (ctx + blk - 1) / blk;
   std::mt19937 rng(11);
@@ -221,6 +223,7 @@ Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
   cfg.grid = {hk, batch, 1};
   cfg.block = {256, 1, 1};
   emu::TimingParams tp;
+  tp.valuMfmaOverlap = overlap;
   // No two workgroups share KV blocks: the footprint is the whole cache
   // the batch uses, plus queries, outputs and block tables.
   tp.hbmFootprintBytes = (double)batch * hk * ctx * D * 2 * 2 +
@@ -289,8 +292,11 @@ int uq::runCalibration(const CalibrationOptions &o) {
   outs() << formatv(
       "timing model vs AMD's published MI355X figures ({0} sampled "
       "workgroups per launch; model figures include the {1:f1} us launch "
-      "overhead)\n\n",
-      o.samples, emu::TimingParams().launchOverheadUs);
+      "overhead{2})\n\n",
+      o.samples, emu::TimingParams().launchOverheadUs,
+      o.valuMfmaOverlap ? "; VALU and MFMA overlapping (not the calibrated "
+                          "model)"
+                        : "");
   outs() << "forward attention, fwd_hd128_bf16.co, BF16, non-causal, D 128 "
             "(measured: AITER op_tests/cpp/mha/README.md)\n";
   outs() << formatv("  {0,5} {1,3} {2,3} {3,6} {4,10} {5,10} {6,6} {7,-14} "
@@ -299,7 +305,7 @@ int uq::runCalibration(const CalibrationOptions &o) {
                     "ratio", "bound", "estimate", "emulated");
   for (const Fwd &f : fwd) {
     auto r = forwardRow(**fwdCo, "fwd_hd128_bf16.co", f.b, f.hq, f.hk, f.s,
-                        false, f.tflops, o.samples);
+                        false, f.tflops, o.samples, o.valuMfmaOverlap);
     if (!r)
       return fail(toString(r.takeError()));
     outs() << formatv("  {0,5} {1,3} {2,3} {3,6} {4,10:f1} {5,10} {6,6} "
@@ -322,7 +328,7 @@ int uq::runCalibration(const CalibrationOptions &o) {
                     "bound", "estimate", "emulated");
   for (const Paged &p : paged) {
     auto r = pagedRow(**paCo, "pa_bf16_noquant_gqa8_1tg_4w.co", p.batch, 2,
-                      p.ctx, p.us, o.samples);
+                      p.ctx, p.us, o.samples, o.valuMfmaOverlap);
     if (!r)
       return fail(toString(r.takeError()));
     outs() << formatv("  {0,5} {1,3} {2,6} {3,10:f1} {4,10} {5,6} {6,-14} "

@@ -24,6 +24,8 @@ struct CalibrationOptions {
   bool quick = false;
   /// Also write the rows as JSON.
   std::string jsonPath;
+  /// TimingParams::valuMfmaOverlap (off in the calibrated model).
+  bool valuMfmaOverlap = false;
 };
 
 /// Prints the calibration table; returns the exit status.

@@ -290,6 +290,11 @@ static cl::opt<bool> calibrateQuick(
 static cl::opt<std::string> calibrateJson(
     "calibrate-json", cl::desc("--calibrate: also write the rows as JSON"),
     cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<bool> calibrateOverlap(
+    "calibrate-overlap",
+    cl::desc("--calibrate: let a SIMD's VALU and matrix core overlap (the "
+             "model before its calibration, for comparison)"),
+    cl::cat(category));
 
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
@@ -321,16 +326,19 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   uq::hideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
-  if (!calibrate && (calibrateQuick || calibrateJson.getNumOccurrences() ||
+  if (!calibrate && (calibrateQuick || calibrateOverlap ||
+                     calibrateJson.getNumOccurrences() ||
                      calibrateSamples.getNumOccurrences() ||
                      aiterDir.getNumOccurrences()))
-    return error("--aiter-dir, --calibrate-samples, --calibrate-quick and "
-                 "--calibrate-json go with --calibrate");
+    return error("--aiter-dir, --calibrate-samples, --calibrate-quick, "
+                 "--calibrate-overlap and --calibrate-json go with "
+                 "--calibrate");
   if (calibrate) {
     if (calibrateSamples == 0 || calibrateSamples > 64)
       return error("--calibrate-samples must be in [1, 64]");
     return uq::runCalibration(
-        {aiterDir, calibrateSamples, calibrateQuick, calibrateJson});
+        {aiterDir, calibrateSamples, calibrateQuick, calibrateJson,
+         calibrateOverlap});
   }
   if (vScaleE4M3 && (!tablePath.empty() || prefill))
     return error("--v-scale-e4m3 goes with the single-kernel report and "
