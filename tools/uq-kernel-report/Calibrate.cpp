@@ -105,16 +105,28 @@ predict(const emu::CodeObject &co, const emu::LaunchConfig &base,
 /// The forward kernel (fmha_fwd_v3, batch mode) at b, hq, hk, s = sq = sk.
 Expected<Row> forwardRow(const emu::CodeObject &co, const std::string &file,
                          unsigned b, unsigned hq, unsigned hk, unsigned s,
-                         bool causal, double measured, unsigned samples,
-                         bool overlap) {
-  const unsigned D = 128, tile = 256, es = 2;
+                         bool causal, bool fp8, double measured,
+                         unsigned samples, bool overlap) {
+  const unsigned D = 128, tile = 256, es = fp8 ? 1 : 2;
   std::mt19937 rng(7);
   // Aliased tensors: one [s, D] matrix each (see the file comment).
   std::map<uint32_t, emu::KernelArg> a;
   a[0] = emu::KernelArg::buffer(std::vector<uint8_t>((size_t)s * D * 2));
-  a[16] = emu::KernelArg::buffer(randomBf16((size_t)s * D, rng));
-  a[32] = emu::KernelArg::buffer(randomBf16((size_t)s * D, rng));
-  a[48] = emu::KernelArg::buffer(randomBf16((size_t)s * D, rng));
+  auto input = [&] {
+    std::vector<uint8_t> v = randomBf16((size_t)s * D, rng);
+    if (fp8) // E4M3 bytes: the low bytes of bf16 values in [-1, 1] would
+             // include NaNs (0x7f/0xff); small finite codes instead.
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = (uint8_t)(v[i] & 0xb7);
+    v.resize((size_t)s * D * es);
+    return emu::KernelArg::buffer(std::move(v));
+  };
+  a[16] = input();
+  a[32] = input();
+  a[48] = input();
+  if (fp8) // per-tensor dequantization scales (strides 0)
+    for (uint32_t off : {512u, 528u, 544u})
+      a[off] = emu::KernelArg::buffer(std::vector<uint8_t>{0, 0, 0x80, 0x3f});
   auto u32 = [&](uint32_t off, uint32_t v) {
     a[off] = emu::KernelArg::value<uint32_t>(v);
   };
@@ -164,7 +176,9 @@ Expected<Row> forwardRow(const emu::CodeObject &co, const std::string &file,
   tp.hbmFootprintBytes = foot;
   Row r;
   r.kernel = file;
-  r.shape = formatv("b {0}, {1}/{2} heads, {3} x {3}", b, hq, hk, s).str();
+  r.shape = formatv("b {0}, {1}/{2} heads, {3} x {3}{4}{5}", b, hq, hk, s,
+                    causal ? ", causal" : "", fp8 ? ", FP8" : "")
+                .str();
   r.measured = measured;
   auto est = predict(co, cfg, std::move(*args), samples, tp, r.emulateSeconds);
   if (!est)
@@ -177,9 +191,9 @@ Expected<Row> forwardRow(const emu::CodeObject &co, const std::string &file,
 
 /// pa_fwd (BF16 cache, GQA 8) for `batch` sequences of `ctx` tokens.
 Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
-                       unsigned batch, unsigned hk, unsigned ctx,
+                       unsigned batch, unsigned hk, unsigned ctx, bool fp8,
                        double measured, unsigned samples, bool overlap) {
-  const unsigned D = 128, blk = 16, gqa = 8, hq = gqa * hk;
+  const unsigned D = 128, blk = 16, gqa = 8, hq = gqa * hk, es = fp8 ? 1 : 2;
   const unsigned blocks = (ctx + blk - 1) / blk;
   std::mt19937 rng(11);
   // Every sequence's block table names the same physical blocks (aliased);
@@ -199,8 +213,23 @@ Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
   std::map<uint32_t, emu::KernelArg> a;
   a[0] = emu::KernelArg::buffer(std::vector<uint8_t>((size_t)batch * hq * D * 2));
   a[16] = emu::KernelArg::buffer(randomBf16((size_t)batch * hq * D, rng));
-  a[32] = emu::KernelArg::buffer(randomBf16(cacheElems, rng));
-  a[48] = emu::KernelArg::buffer(randomBf16(cacheElems, rng));
+  auto cache = [&] {
+    std::vector<uint8_t> v = randomBf16(cacheElems, rng);
+    if (fp8)
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = (uint8_t)(v[i] & 0xb7);
+    v.resize(cacheElems * es);
+    return emu::KernelArg::buffer(std::move(v));
+  };
+  a[32] = cache();
+  a[48] = cache();
+  if (fp8) { // f32 per-token scales [blocks, hk, 16], all 1
+    std::vector<uint8_t> one((size_t)blocks * hk * blk * 4);
+    for (size_t i = 0; i < one.size(); i += 4)
+      one[i + 2] = 0x80, one[i + 3] = 0x3f;
+    a[96] = emu::KernelArg::buffer(one);
+    a[112] = emu::KernelArg::buffer(std::move(one));
+  }
   a[64] = emu::KernelArg::buffer(std::move(table));
   a[80] = emu::KernelArg::buffer(std::move(lens));
   a[128] = emu::KernelArg::value<float>(
@@ -211,8 +240,8 @@ Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
   u32(144, blocks);
   u32(160, hk);
   u32(176, hq * D * 2);
-  u32(192, hk * blk * D * 2);
-  u32(208, blk * D * 2);
+  u32(192, hk * blk * D * es);
+  u32(208, blk * D * es);
   u32(224, 0);
   u32(240, gqa);
   const emu::KernelInfo &K = co.kernels().at(0);
@@ -226,11 +255,13 @@ Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
   tp.valuMfmaOverlap = overlap;
   // No two workgroups share KV blocks: the footprint is the whole cache
   // the batch uses, plus queries, outputs and block tables.
-  tp.hbmFootprintBytes = (double)batch * hk * ctx * D * 2 * 2 +
+  tp.hbmFootprintBytes = (double)batch * hk * ctx * D * es * 2 +
+                         (fp8 ? 8.0 * batch * hk * ctx : 0.0) +
                          2.0 * batch * hq * D * 2 + 4.0 * batch * blocks;
   Row r;
   r.kernel = file;
-  r.shape = formatv("batch {0}, {1} tokens, {2}/{3} heads", batch, ctx, hq, hk)
+  r.shape = formatv("batch {0}, {1} tokens, {2}/{3} heads{4}", batch, ctx, hq,
+                    hk, fp8 ? ", FP8 cache" : "")
                 .str();
   r.measured = measured;
   r.tflops = false;
@@ -305,7 +336,7 @@ int uq::runCalibration(const CalibrationOptions &o) {
                     "ratio", "bound", "estimate", "emulated");
   for (const Fwd &f : fwd) {
     auto r = forwardRow(**fwdCo, "fwd_hd128_bf16.co", f.b, f.hq, f.hk, f.s,
-                        false, f.tflops, o.samples, o.valuMfmaOverlap);
+                        false, false, f.tflops, o.samples, o.valuMfmaOverlap);
     if (!r)
       return fail(toString(r.takeError()));
     outs() << formatv("  {0,5} {1,3} {2,3} {3,6} {4,10:f1} {5,10} {6,6} "
@@ -328,7 +359,7 @@ int uq::runCalibration(const CalibrationOptions &o) {
                     "bound", "estimate", "emulated");
   for (const Paged &p : paged) {
     auto r = pagedRow(**paCo, "pa_bf16_noquant_gqa8_1tg_4w.co", p.batch, 2,
-                      p.ctx, p.us, o.samples, o.valuMfmaOverlap);
+                      p.ctx, false, p.us, o.samples, o.valuMfmaOverlap);
     if (!r)
       return fail(toString(r.takeError()));
     outs() << formatv("  {0,5} {1,3} {2,6} {3,10:f1} {4,10} {5,6} {6,-14} "
@@ -341,6 +372,36 @@ int uq::runCalibration(const CalibrationOptions &o) {
                       r->emulateSeconds);
     outs().flush();
     rows.push_back(std::move(*r));
+  }
+  // The other AITER code objects: no published MI355X figure for them, so
+  // the model's figure is a prediction.
+  if (!o.quick) {
+    outs() << "\npredictions (no published MI355X figure): b 1, 64/8 heads, "
+              "8192 x 8192 forward; batch 32, 8192 tokens, 2 KV heads paged\n";
+    struct Pred {
+      const char *file;
+      bool causal, fp8, paged;
+    } preds[] = {{"fwd_hd128_bf16_causal.co", true, false, false},
+                 {"fwd_hd128_fp8.co", false, true, false},
+                 {"fwd_hd128_fp8_causal.co", true, true, false},
+                 {"pa_bf16_pertokenFp8_gqa8_2tg_4w.co", false, true, true}};
+    for (const Pred &pr : preds) {
+      auto co = load(pr.file);
+      if (!co)
+        return fail(toString(co.takeError()));
+      auto r = pr.paged ? pagedRow(**co, pr.file, 32, 2, 8192, true, 0,
+                                   o.samples, o.valuMfmaOverlap)
+                        : forwardRow(**co, pr.file, 1, 64, 8, 8192, pr.causal,
+                                     pr.fp8, 0, o.samples, o.valuMfmaOverlap);
+      if (!r)
+        return fail(toString(r.takeError()));
+      outs() << formatv("  {0,-36} {1,10:f1} {2,-8} bound {3}, estimate "
+                        "limited by {4} (model)\n",
+                        pr.file, r->model, r->tflops ? "TFLOP/s" : "us",
+                        r->est.boundResource, r->est.estimateLimiter);
+      outs().flush();
+      rows.push_back(std::move(*r));
+    }
   }
   outs() << "\nratio = model / measured (forward: TFLOP/s, > 1 means the "
             "model is too fast; paged: us, < 1 means too fast). bound: the "
