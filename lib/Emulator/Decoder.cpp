@@ -419,7 +419,9 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
       }
       inOperands = false;
     }
-    // Modifiers.
+    // Modifiers. Every token must be one the emulator models; anything else
+    // is recorded and refused when the instruction executes (a dropped token
+    // would silently change the meaning of the others, as `lds` once did).
     auto [key, val] = tok.split(':');
     if (key == "clamp")
       I.clamp = true;
@@ -497,9 +499,59 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
       I.src0Sel = parseSel(val);
     else if (key == "src1_sel")
       I.src1Sel = parseSel(val);
+    else if (key == "row_newbcast")
+      // gfx90a+ DPP control 0x150 + n: every lane of a row reads lane n of
+      // its row (LLVM SIDefines.h DppCtrl::ROW_NEWBCAST_FIRST..LAST; the
+      // same encoding is row_share on gfx10+).
+      I.dppKind = 13, I.dppArg = (uint8_t)(parseInt(val) & 15);
+    else if (key == "lds" && val.empty() &&
+             (n == "buffer_load_dword" || n == "buffer_load_dwordx3" ||
+              n == "buffer_load_dwordx4"))
+      I.lds = true; // The sub-dword lds forms are not modelled.
+    else if ((key == "sc1" || key == "nt" || key == "slc") && val.empty())
+      ; // Cache-policy hints: no effect on the values a kernel sees.
+    else if (n.starts_with("s_waitcnt") &&
+             (tok.starts_with("vmcnt(") || tok.starts_with("lgkmcnt(") ||
+              tok.starts_with("expcnt(") || tok.starts_with("vscnt(")))
+      ; // Counter waits: the timing model reads them from the text.
+    else if (n.starts_with("s_setreg") || n.starts_with("s_getreg"))
+      ; // hwreg(...) operands: mode writes are ignored (docs/emulator.md).
+    else if (I.decodeError.empty())
+      I.decodeError =
+          (Twine("unmodelled operand or modifier '") + tok + "'").str();
   }
   if (it == table.end())
+    return I; // "unimplemented instruction" says more than its modifiers.
+  if (!I.decodeError.empty()) {
+    I.fn = execUnimplemented;
     return I;
+  }
+  // The LDS-DMA form prints no data register: keep vaddr, srsrc, soffset at
+  // the places the buffer handlers read them from.
+  if (I.lds) {
+    if (I.nOps >= 8) {
+      I.decodeError = "too many operands for the lds form";
+      return I;
+    }
+    for (unsigned i = I.nOps; i > 0; --i)
+      I.ops[i] = I.ops[i - 1];
+    I.ops[0] = Operand();
+    ++I.nOps;
+  }
+  // s_waitcnt: the vmcnt to wait for (63, the counter's maximum, when the
+  // printed form has no vmcnt); s_waitcnt_vmcnt null, N: its immediate.
+  if (n == "s_waitcnt") {
+    I.aux = 63;
+    size_t at = StringRef(I.text).find("vmcnt(");
+    if (at != StringRef::npos)
+      I.aux = (int)parseInt(
+          StringRef(I.text).drop_front(at + 6).take_until([](char c) {
+            return c == ')';
+          }));
+  } else if (n == "s_waitcnt_vmcnt" && I.nOps == 2 &&
+             I.ops[1].kind == OpKind::Imm) {
+    I.aux = (int)(I.ops[1].imm[0] & 0xffff);
+  }
   // v_fmac_* / v_mac_*: vdst is also the addend (D = S0 * S1 + D). They share
   // the 3-source fma/mad handlers, so the old vdst becomes source 2.
   if ((n.starts_with("v_fmac_") || n.starts_with("v_mac_")) && I.nOps == 3) {

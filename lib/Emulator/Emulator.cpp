@@ -28,6 +28,13 @@ KernelArg KernelArg::buffer(std::vector<uint8_t> data, std::string label) {
   a.label = std::move(label);
   return a;
 }
+KernelArg KernelArg::nullBuffer(std::string label) {
+  KernelArg a;
+  a.kind = Kind::Buffer;
+  a.isNull = true;
+  a.label = std::move(label);
+  return a;
+}
 KernelArg KernelArg::scalar(const void *data, size_t size, std::string label) {
   KernelArg a;
   a.kind = Kind::Scalar;
@@ -214,6 +221,49 @@ Error uq::emu::checkArgs(const KernelInfo &K, const std::vector<ArgSpec> &specs,
   return Error::success();
 }
 
+Expected<std::vector<KernelArg>>
+uq::emu::argsByOffset(const KernelInfo &K,
+                      const std::map<uint32_t, KernelArg> &byOffset) {
+  std::vector<KernelArg> out;
+  std::map<uint32_t, const ArgInfo *> slots;
+  for (const ArgInfo &a : K.args)
+    if (a.isExplicit())
+      slots[a.offset] = &a;
+  for (const auto &[off, arg] : byOffset) {
+    auto it = slots.find(off);
+    if (it == slots.end())
+      return usage(formatv("kernel '{0}' has no explicit argument at kernarg "
+                           "offset {1}",
+                           K.name, off));
+    const ArgInfo &A = *it->second;
+    bool buf = A.valueKind == "global_buffer";
+    if (buf != (arg.kind == KernelArg::Kind::Buffer))
+      return usage(formatv("kernarg offset {0} of kernel '{1}' is {2} ({3}), "
+                           "a {4} was given",
+                           off, K.name, A.valueKind, A.name,
+                           buf ? "scalar" : "buffer"));
+    if (!buf && arg.bytes.size() > A.size)
+      return usage(formatv("kernarg offset {0} of kernel '{1}' holds {2} "
+                           "bytes, {3} given",
+                           off, K.name, A.size, arg.bytes.size()));
+  }
+  for (const ArgInfo &A : K.args) {
+    if (!A.isExplicit())
+      continue;
+    auto it = byOffset.find(A.offset);
+    if (A.valueKind == "global_buffer") {
+      out.push_back(it != byOffset.end() ? it->second
+                                         : KernelArg::nullBuffer(A.name));
+      continue;
+    }
+    std::vector<uint8_t> v(A.size, 0);
+    if (it != byOffset.end())
+      std::copy(it->second.bytes.begin(), it->second.bytes.end(), v.begin());
+    out.push_back(KernelArg::scalar(v.data(), v.size(), A.name));
+  }
+  return out;
+}
+
 struct Emulator::Impl {
   Decoder decoder;
   std::deque<Inst> insts;
@@ -316,6 +366,8 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
     if (A.valueKind == "global_buffer") {
       if (G.kind != KernelArg::Kind::Buffer)
         return usage(what + " needs a buffer, got a scalar");
+      if (G.isNull)
+        continue; // the kernarg slot stays 0
       uint64_t base = kBufferBase + i * kBufferStride;
       if (G.bytes.size() >= kBufferStride)
         return usage(what + ": buffer too large");
@@ -422,6 +474,8 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
             !std::binary_search(only.begin(), only.end(), wgIndex))
           continue;
         X.lds.assign(ldsSize, 0);
+        X.dmaAtBarrier.clear();
+        X.wavesInGroup = nWaves;
         for (unsigned w = 0; w < nWaves; ++w) {
           Wave &W = waves[w];
           std::memset(W.s, 0, sizeof(W.s));
@@ -429,6 +483,8 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
           std::fill(W.v.begin(), W.v.begin() + nv * 64, 0);
           std::fill(W.a.begin(), W.a.begin() + na * 64, 0);
           W.done = W.atBarrier = false;
+          W.vmq.clear();
+          W.dmaQueued = false;
           W.id = w;
           W.firstThread = w * 64;
           W.pc = kCodeBase + K.entryAddress;
@@ -537,6 +593,16 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
               if (X.failed)
                 return err(formatv("wave {0} of workgroup ({1},{2},{3}): {4}",
                                    W.id, gx, gy, gz, X.error));
+              // vmcnt bookkeeping: every vector memory instruction is
+              // outstanding until an s_waitcnt vmcnt retires it.
+              if (cls == (unsigned)Cls::Global ||
+                  cls == (unsigned)Cls::Scratch) {
+                if (!W.dmaQueued)
+                  W.vmq.push_back(nullptr);
+                W.dmaQueued = false;
+              }
+              if (W.done)
+                retireVm(X, W, 0);
               if (limit && ++total > limit)
                 return err(formatv("instruction limit {0} reached", limit));
             }
@@ -544,6 +610,9 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
           bool anyBarrier = false;
           for (Wave &W : waves)
             anyBarrier |= W.atBarrier;
+          // The barrier releases (or the workgroup ends): LDS-DMA writes
+          // retired before it land now (Internal.h, DmaWrite).
+          X.landDma();
           if (!anyBarrier)
             break;
           for (Wave &W : waves)

@@ -116,6 +116,9 @@ void dppExec(Exec &X, Wave &W, const Inst &I) {
     case 12: // row_bcast:31
       sl = l >= 32 ? 31 : -1;
       break;
+    case 13: // row_newbcast:n (gfx90a+): lane n of the lane's own row
+      sl = row + (I.dppArg & 15);
+      break;
     default:
       sl = l;
     }

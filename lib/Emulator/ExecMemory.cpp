@@ -147,44 +147,108 @@ H(global_atomic) {
 }
 
 
-/// buffer_load/store_*: vdata, vaddr, srsrc, soffset [offen idxen offset:].
-/// Out-of-range offsets (>= num_records) read 0 / drop writes, as the
-/// hardware does; an in-range access outside every buffer is an error.
+/// buffer_load/store_*: vdata, vaddr, srsrc, soffset [offen idxen offset:]
+/// [lds]. The descriptor (gfx9 V#, CDNA3/CDNA4 ISA "Buffer Resource"): base
+/// = word0 | word1[15:0] << 32, stride = word1[29:16], swizzle_enable =
+/// word1[31], num_records = word2, add_tid_enable = word3[23].
+///
+/// Range checking (CDNA3/CDNA4 ISA, "Buffer Addressing" range checks; the
+/// gfx9 rules as modelled by AMD's rocjitsu simulator, ROCm/rocm-systems
+/// PR 10928): with idxen and a non-zero stride the buffer is structured and
+/// an index >= num_records (or an offset past the stride) is out of range;
+/// otherwise (raw: no idxen, whatever the stride field holds) the byte
+/// range soffset + offset .. + size is checked against num_records, dword
+/// by dword for multi-dword accesses. Out-of-range dwords read 0 and are not
+/// written, as hardware does; an in-range access outside every buffer is an
+/// error. Swizzled and add_tid buffers are not modelled and are refused.
+///
+/// `lds` (LDS-DMA, CDNA3/CDNA4 ISA section 9.1.9 "Memory Buffer Load to
+/// LDS"): no data register; lane l's bytes go to LDS at
+/// M0 + inst_offset + l * size (the guide: LDS_ADDR = LDSbase + LDS_offset
+/// (M0) + inst_offset + TIDinWave * 4 for dwords; the wider gfx950 forms
+/// use their size per lane), and out-of-range dwords write 0.
 template <bool Store> void bufferOp(Exec &X, Wave &W, const Inst &I) {
   const Operand &data = I.ops[0], &va = I.ops[1], &rs = I.ops[2],
                 &so = I.ops[3];
+  uint32_t w1 = sval(X, W, rs, 1), w3 = sval(X, W, rs, 3);
   uint64_t base = sval64(X, W, rs) & 0xffffffffffffull;
-  uint32_t stride = (sval(X, W, rs, 1) >> 16) & 0x3fff;
+  uint32_t stride = (w1 >> 16) & 0x3fff;
   uint32_t numRecords = sval(X, W, rs, 2);
+  if ((w1 >> 31) & 1)
+    return X.fail(I, "buffer descriptor with swizzle_enable is not modelled");
+  if ((w3 >> 23) & 1)
+    return X.fail(I, "buffer descriptor with add_tid_enable is not modelled");
   uint32_t soff = sval(X, W, so);
   unsigned bytes = I.aux, n = (bytes + 3) / 4;
+  bool lds = !Store && I.lds;
+  bool structured = I.idxen && stride != 0;
+  uint32_t m0 = W.s[kM0];
+  std::unique_ptr<DmaWrite> dma;
+  if (lds) {
+    dma = std::make_unique<DmaWrite>();
+    dma->bytes = bytes;
+  }
   Src vidx = src(X, W, va, 0), voff = src(X, W, va, (I.idxen && I.offen) ? 1 : 0);
   uint64_t e = W.exec();
   for (; e; e &= e - 1) {
     unsigned l = __builtin_ctzll(e);
     uint64_t off = (uint64_t)(I.offen ? voff[l] : 0) + (uint32_t)I.offset;
     uint64_t idx = I.idxen ? vidx[l] : 0;
-    bool oob = stride ? (idx >= numRecords || off + bytes > stride)
-                      : (off + soff + bytes > numRecords);
     uint64_t a = base + soff + off + idx * stride;
-    if (oob) {
-      if (!Store)
+    // Which dwords (bit i: dword i) are in range.
+    unsigned inRange = 0;
+    if (structured) {
+      if (!(idx >= numRecords || off + bytes > stride))
+        inRange = (1u << n) - 1;
+    } else {
+      uint64_t at = (uint64_t)soff + off;
+      for (unsigned i = 0; i < n; ++i)
+        if (at + 4 * i + std::min(4u, bytes - 4 * i) <= numRecords)
+          inRange |= 1u << i;
+      if (bytes < 4 && !(at + bytes <= numRecords))
+        inRange = 0;
+    }
+    uint32_t buf[4] = {0, 0, 0, 0};
+    if (inRange) {
+      // The bytes actually transferred: from the first to the last
+      // in-range dword (in range dwords are a prefix of the access).
+      unsigned got = std::min(bytes, 4u * (unsigned)__builtin_popcount(inRange));
+      if (X.tracing)
+        X.noteMem(MemSpace::Global, Store, got, a);
+      uint8_t *p = X.translate(a, got, Store);
+      if (!p)
+        return X.failLane(I, l, a, got,
+                          Store ? "buffer store" : "buffer load");
+      if (Store) {
+        uint32_t all[4];
         for (unsigned i = 0; i < n; ++i)
-          vdst(X, W, data, i)[l] = 0;
+          all[i] = src(X, W, data, i)[l];
+        if (I.aux2 == 3)
+          all[0] >>= 16;
+        std::memcpy(p, all, got);
+        X.stats->globalBytesWritten += got;
+        continue;
+      }
+      std::memcpy(buf, p, got);
+      X.stats->globalBytesRead += got;
+    } else if (Store) {
       continue;
     }
-    if (X.tracing)
-      X.noteMem(MemSpace::Global, Store, bytes, a);
-    uint8_t *p = X.translate(a, bytes, Store);
-    if (!p)
-      return X.failLane(I, l, a, bytes, Store ? "buffer store" : "buffer load");
-    if (Store) {
-      storeFromLane(X, W, I, data, l, p, bytes);
-      X.stats->globalBytesWritten += bytes;
-    } else {
-      loadToLane(X, W, I, data, l, p, bytes);
-      X.stats->globalBytesRead += bytes;
+    if (lds) {
+      uint64_t la = (uint64_t)m0 + (uint32_t)I.offset + (uint64_t)l * bytes;
+      if (la > X.lds.size() || bytes > X.lds.size() - la)
+        return X.failLane(I, l, la, bytes, "LDS write of a buffer load to LDS");
+      dma->lanes |= 1ull << l;
+      dma->addr[l] = (uint32_t)la;
+      std::memcpy(dma->data + 16 * l, buf, bytes);
+      X.stats->ldsBytesWritten += bytes;
+      continue;
     }
+    loadToLane(X, W, I, data, l, (const uint8_t *)buf, bytes);
+  }
+  if (lds) {
+    W.vmq.push_back(std::move(dma));
+    W.dmaQueued = true;
   }
 }
 H(buffer_load) { bufferOp<false>(X, W, I); }
@@ -222,6 +286,19 @@ H(scratch_load) { scratchOp<false>(X, W, I); }
 H(scratch_store) { scratchOp<true>(X, W, I); }
 
 } // namespace
+
+void uq::emu::detail::retireVm(Exec &X, Wave &W, unsigned keep) {
+  bool any = false;
+  while (W.vmq.size() > keep) {
+    if (W.vmq.front()) {
+      X.dmaAtBarrier.push_back(std::move(W.vmq.front()));
+      any = true;
+    }
+    W.vmq.pop_front();
+  }
+  if (any && X.wavesInGroup == 1)
+    X.landDma();
+}
 
 void uq::emu::detail::registerMemoryOps(OpRegistry &R) {
   REGISTRY_HELPERS(R);

@@ -282,6 +282,10 @@ H(s_swappc_b64) {
 H(s_endpgm) { W.done = true; }
 H(s_barrier) { W.atBarrier = true; }
 H(s_noop) {}
+/// s_waitcnt: the vmcnt part (I.aux, decoded from the text; 63 when absent)
+/// completes the wave's older vector memory instructions (LDS-DMA writes
+/// land). lgkmcnt needs nothing: LDS and scalar results are immediate.
+H(s_waitcnt) { retireVm(X, W, (unsigned)I.aux); }
 H(s_getreg_b32) { setS(W, I.ops[0], 0); }
 H(s_trap) { X.fail(I, "s_trap executed (kernel trap / abort)"); }
 
@@ -398,10 +402,10 @@ void uq::emu::detail::registerScalarOps(OpRegistry &R) {
   add("s_endpgm", s_endpgm, Cls::Other, FT::None, 0, 0, 0);
   add("s_barrier", s_barrier, Cls::Barrier, FT::None, 0, 0, 0);
   add("s_trap", s_trap, Cls::Other, FT::None, 0, 0, 0);
-  add("s_waitcnt", s_noop, Cls::Waitcnt, FT::None, 0, 0, 0);
+  add("s_waitcnt", s_waitcnt, Cls::Waitcnt, FT::None, 63, 0, 0);
   add("s_waitcnt_vscnt", s_noop, Cls::Waitcnt, FT::None, 0, 0, 0);
   add("s_waitcnt_lgkmcnt", s_noop, Cls::Waitcnt, FT::None, 0, 0, 0);
-  add("s_waitcnt_vmcnt", s_noop, Cls::Waitcnt, FT::None, 0, 0, 0);
+  add("s_waitcnt_vmcnt", s_waitcnt, Cls::Waitcnt, FT::None, 63, 0, 0);
   add("s_nop", s_noop, Cls::Nop, FT::None, 0, 0, 0);
   for (const char *n : {"s_setprio", "s_sleep", "s_sethalt", "s_dcache_wb",
                         "s_dcache_inv", "s_icache_inv", "s_setreg_b32",

@@ -106,9 +106,25 @@ VI1(v_ffbh_i32,
     ((int32_t)A == 0 || (int32_t)A == -1)
         ? ~0u
         : (uint32_t)__builtin_clz((int32_t)A < 0 ? ~A : A) - 1)
-VI2(v_add_u32, A + B)
-VI2(v_sub_u32, A - B)
-VI2(v_subrev_u32, B - A)
+/// 32-bit add/sub without carry-out (gfx9 VOP2/VOP3 `v_add_u32`,
+/// `v_sub_u32`, `v_subrev_u32`, and the VOP3-only signed `v_add_i32`,
+/// `v_sub_i32`): the result wraps, or with `clamp` saturates to the unsigned
+/// / signed 32-bit range (CDNA3 ISA, VOP3 "clamp" on integer ops).
+template <bool Signed, int Op> void addSub32(Exec &X, Wave &W, const Inst &I) {
+  DST0;
+  Src a = src(X, W, I, 0), b = src(X, W, I, 1);
+  forLanes(W.exec(), [&](unsigned l) {
+    int64_t A = Signed ? (int64_t)(int32_t)a[l] : (int64_t)a[l];
+    int64_t B = Signed ? (int64_t)(int32_t)b[l] : (int64_t)b[l];
+    int64_t r = Op == 0 ? A + B : Op == 1 ? A - B : B - A;
+    if (I.clamp) {
+      int64_t lo = Signed ? INT32_MIN : 0;
+      int64_t hi = Signed ? INT32_MAX : UINT32_MAX;
+      r = std::clamp(r, lo, hi);
+    }
+    d[l] = (uint32_t)r;
+  });
+}
 VI2(v_mul_lo_u32, A * B)
 VI2(v_mul_hi_u32, (uint32_t)(((uint64_t)A * B) >> 32))
 VI2(v_mul_hi_i32, (uint32_t)(((int64_t)(int32_t)A * (int32_t)B) >> 32))
@@ -724,7 +740,12 @@ void uq::emu::detail::registerVectorOps(OpRegistry &R) {
   // VALU integer.
   VR(v_mov_b32); VR(v_not_b32); VR(v_bfrev_b32); VR(v_ffbh_u32);
   VR(v_ffbl_b32); VR(v_ffbh_i32);
-  VR(v_add_u32); VR(v_sub_u32); VR(v_subrev_u32); VR(v_mul_lo_u32);
+  V("v_add_u32", (addSub32<false, 0>));
+  V("v_sub_u32", (addSub32<false, 1>));
+  V("v_subrev_u32", (addSub32<false, 2>));
+  V("v_add_i32", (addSub32<true, 0>));
+  V("v_sub_i32", (addSub32<true, 1>));
+  VR(v_mul_lo_u32);
   VR(v_mul_hi_u32); VR(v_mul_hi_i32); VR(v_mul_u32_u24); VR(v_mul_i32_i24);
   VR(v_mul_hi_u32_u24); VR(v_mul_hi_i32_i24); VR(v_lshlrev_b32);
   VR(v_lshrrev_b32); VR(v_ashrrev_i32); VR(v_lshl_b32); VR(v_and_b32);

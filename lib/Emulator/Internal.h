@@ -13,6 +13,8 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,10 @@ struct Inst {
   uint8_t opSel = 0, opSelHi = 0, negLo = 0, negHi = 0;
   int32_t offset = 0, offset0 = 0, offset1 = 0;
   bool offen = false, idxen = false, glc = false, hasOffsetReg = false;
+  /// MUBUF `lds`: the LDS-DMA form of buffer_load (no data register; the
+  /// bytes go to LDS at M0 + offset + lane * size). The decoder then puts a
+  /// None operand in ops[0] so vaddr, srsrc, soffset keep their places.
+  bool lds = false;
   uint8_t cbsz = 0, abid = 0, blgp = 0;
   uint8_t bitop3 = 0; ///< v_bitop3 truth table (bitop3:0xNN).
   bool fi = false;    ///< fi:1 (fetch inactive) of v_permlane*_swap.
@@ -105,6 +111,10 @@ struct Inst {
   uint8_t dstSel = 6, dstUnused = 0, src0Sel = 6, src1Sel = 6;
   bool src0Sext = false, src1Sext = false;
   uint32_t rawOffset = 0; ///< ds_swizzle pattern (from the MCInst).
+  /// Set when the printed instruction has an operand or modifier the
+  /// emulator does not model: the instruction then fails when executed,
+  /// naming it, instead of running with the token ignored.
+  std::string decodeError;
   int aux = 0, aux2 = 0;  ///< Opcode-specific parameters set by the decoder.
   uint8_t src0Idx = 1;    ///< Index of src0 in ops (after the destinations).
   ExecFn inner = nullptr; ///< The real handler when fn is a DPP/SDWA wrapper.
@@ -114,6 +124,22 @@ struct Inst {
   uint16_t schedLatency = 1, schedThroughput = 1;
   // Dynamic counters.
   mutable uint64_t count = 0, lanes = 0;
+};
+
+/// The LDS side of one LDS-DMA instruction (buffer_load ... lds): what each
+/// active lane's bytes write where. The write does not land at issue:
+/// kernels issue the load of the next tile into a buffer that the other
+/// waves are still reading, relying on the memory latency, then wait for it
+/// (s_waitcnt vmcnt) and synchronise (s_barrier) before anyone reads it.
+/// Since the emulator runs each wave up to its barrier in turn, a write
+/// retired by a vmcnt wait lands when the workgroup's next barrier releases
+/// (all waves have done their reads before it), or at the wait itself in a
+/// workgroup of one wave, or when the workgroup ends (docs/emulator.md).
+struct DmaWrite {
+  uint64_t lanes = 0;
+  unsigned bytes = 0;
+  uint32_t addr[64];
+  uint8_t data[64 * 16];
 };
 
 /// Architectural state of one wave64.
@@ -127,6 +153,13 @@ struct Wave {
   unsigned id = 0;           ///< Wave index inside the workgroup.
   unsigned firstThread = 0;  ///< Flat id of lane 0 inside the workgroup.
   std::vector<uint8_t> scratch; ///< privateSegmentSize * 64 bytes.
+  /// Outstanding vector memory instructions in issue order (what vmcnt
+  /// counts on gfx9: loads and stores): null for those whose effect is
+  /// already visible, the pending LDS write of an LDS-DMA load otherwise.
+  std::deque<std::unique_ptr<DmaWrite>> vmq;
+  /// Set by an LDS-DMA handler that queued its write (Emulator.cpp queues
+  /// a null entry for every other vector memory instruction).
+  bool dmaQueued = false;
   uint64_t exec() const { return s[kExecLo] | ((uint64_t)s[kExecHi] << 32); }
   void setExec(uint64_t e) {
     s[kExecLo] = (uint32_t)e;
@@ -148,6 +181,18 @@ struct Region {
 /// Everything the instruction handlers need while a workgroup runs.
 struct Exec {
   std::vector<Region> regions;
+  /// LDS-DMA writes retired by a vmcnt wait, landing at the next barrier.
+  std::vector<std::unique_ptr<DmaWrite>> dmaAtBarrier;
+  unsigned wavesInGroup = 1;
+  /// Writes the queued LDS-DMA data into lds.
+  void landDma() {
+    for (const auto &d : dmaAtBarrier)
+      for (uint64_t e = d->lanes; e; e &= e - 1) {
+        unsigned l = __builtin_ctzll(e);
+        std::memcpy(lds.data() + d->addr[l], d->data + 16 * l, d->bytes);
+      }
+    dmaAtBarrier.clear();
+  }
   const Region *lastRegion = nullptr;
   std::vector<uint8_t> lds;
   uint32_t privateSize = 0;
@@ -235,6 +280,10 @@ ExecFn sdwaWrapper();
 
 /// Handler used for instructions with no implementation.
 void execUnimplemented(Exec &X, Wave &W, const Inst &I);
+
+/// Completes the wave's oldest vector memory instructions until at most
+/// `keep` are outstanding, landing their LDS-DMA writes in X.lds.
+void retireVm(Exec &X, Wave &W, unsigned keep);
 
 } // namespace uq::emu::detail
 

@@ -38,6 +38,8 @@ void Exec::failLane(const Inst &I, unsigned lane, uint64_t addr,
 }
 
 void uq::emu::detail::execUnimplemented(Exec &X, Wave &, const Inst &I) {
+  if (!I.decodeError.empty())
+    return X.fail(I, "'" + I.name + "': " + I.decodeError);
   X.fail(I, "unimplemented instruction '" + I.name + "'");
 }
 const llvm::StringMap<OpEntry> &uq::emu::detail::opTable() {

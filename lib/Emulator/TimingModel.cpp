@@ -97,6 +97,44 @@ uint64_t TimingRecorder::ldsCycles(const TraceEvent &e, const TimingParams &p) {
 }
 
 //===----------------------------------------------------------------------===//
+// SIMD calendars
+//===----------------------------------------------------------------------===//
+
+double TimingRecorder::Calendar::firstFree(double t, double len) const {
+  auto it = busy.upper_bound(t);
+  if (it != busy.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second > t)
+      t = prev->second;
+  }
+  for (; it != busy.end() && it->first < t + len; ++it)
+    t = std::max(t, it->second);
+  return t;
+}
+
+void TimingRecorder::Calendar::reserve(double s, double len) {
+  double e = s + len;
+  auto next = busy.lower_bound(s);
+  if (next != busy.end() && next->first == e) {
+    e = next->second;
+    next = busy.erase(next);
+  }
+  if (next != busy.begin()) {
+    auto prev = std::prev(next);
+    if (prev->second == s) {
+      prev->second = e;
+      return;
+    }
+  }
+  busy.emplace(s, e);
+}
+
+void TimingRecorder::Calendar::prune(double t) {
+  while (!busy.empty() && busy.begin()->second <= t)
+    busy.erase(busy.begin());
+}
+
+//===----------------------------------------------------------------------===//
 // Recording
 //===----------------------------------------------------------------------===//
 
@@ -108,7 +146,10 @@ void TimingRecorder::beginWorkgroup(uint64_t index, std::array<uint32_t, 3> id,
   cur.index = index;
   cur.id = id;
   cur.waves = waves;
+  cur.idle = true;
   wavesState.assign(waves, WaveState());
+  simds.assign(std::max(1u, p.simdsPerCU), SimdState());
+  ldsUnit.clear();
   lines.clear();
   lineBytes.clear();
   active = true;
@@ -126,6 +167,12 @@ void TimingRecorder::resolveBarrier() {
       w.t = t;
       w.atBarrier = false;
     }
+  // Every live wave now issues at t or later: older busy time is history.
+  for (SimdState &s : simds) {
+    s.valu.prune(t);
+    s.xdl.prune(t);
+  }
+  ldsUnit.prune(t);
 }
 
 void TimingRecorder::onInst(const TraceEvent &e) {
@@ -160,25 +207,43 @@ void TimingRecorder::onInst(const TraceEvent &e) {
   }
   case InstClass::VALU:
   case InstClass::Trans: {
-    // LLVM's unit is one wave64 pass; transcendentals and f32 conversions
-    // have latency 4 there (quarter rate) and occupy the VALU that long.
-    double c = std::max<unsigned>(
-                   1, std::max(e.schedLatency, e.schedThroughput)) *
-               pass;
-    double start = std::max(W.t, W.valuFree);
-    W.valuFree = start + c;
+    // LLVM's unit is one wave64 pass. The VALU of the wave's SIMD is busy
+    // for the instruction's resource cycles (its reciprocal throughput:
+    // SISchedule.td puts WriteTrans32 and WriteFloatCvt on HWVALU for one
+    // cycle with latency 4, i.e. one pass of the unit; the latency is that
+    // of a dependent instruction, which the kernel's own order hides).
+    double c = std::max<unsigned>(1, e.schedThroughput) * pass;
+    SimdState &S = simds[e.wave % simds.size()];
+    double start = S.valu.firstFree(W.t, c);
+    S.valu.reserve(start, c);
     W.t = start + pass;
     cur.valuCycles += (uint64_t)c;
     cur.issueCycles += (uint64_t)pass;
     break;
   }
   case InstClass::MFMA: {
+    // Issued through the SIMD's VALU port (one pass), then the matrix core
+    // of the SIMD is busy for its passes while VALU work, of this or
+    // another wave, proceeds.
     double c = mfmaPasses(e) * pass;
-    double start = std::max(W.t, W.xdlFree);
-    W.xdlFree = start + c;
+    SimdState &S = simds[e.wave % simds.size()];
+    double start = W.t;
+    const double port = p.valuMfmaOverlap ? pass : c;
+    for (unsigned guard = 0; guard < 1000; ++guard) {
+      double x = S.xdl.firstFree(start, c);
+      double v = S.valu.firstFree(x, port);
+      if (v == x) {
+        start = x;
+        break;
+      }
+      start = v;
+    }
+    S.xdl.reserve(start, c);
+    S.valu.reserve(start, p.valuMfmaOverlap ? pass : c);
     W.t = start + pass;
     cur.mfmaCycles += (uint64_t)c;
     cur.issueCycles += (uint64_t)pass;
+    cur.idle = false;
     break;
   }
   case InstClass::LDS: {
@@ -193,10 +258,16 @@ void TimingRecorder::onInst(const TraceEvent &e) {
       phases = c;
     }
     cur.ldsCycles += c;
+    cur.idle = false;
     cur.ldsConflictCycles += c - std::min(c, phases);
     cur.issueCycles += (uint64_t)pass;
     W.t += pass;
-    W.lgkm.push_back(issue + p.ldsLatency + c);
+    // The CU's LDS serves one access at a time: this one starts when the
+    // LDS is free (other waves' accesses first), and its data is back a
+    // latency after its last cycle.
+    double start = ldsUnit.firstFree(issue, (double)std::max<uint64_t>(c, 1));
+    ldsUnit.reserve(start, (double)std::max<uint64_t>(c, 1));
+    W.lgkm.push_back(start + c + p.ldsLatency);
     break;
   }
   case InstClass::Global:
@@ -223,12 +294,24 @@ void TimingRecorder::onInst(const TraceEvent &e) {
     llvm::sort(segs);
     segs.erase(std::unique(segs.begin(), segs.end()), segs.end());
     cur.vmemRequests += segs.size();
+    cur.idle = false;
     cur.globalBytes += (uint64_t)e.addresses.size() * e.bytesPerAddress;
     cur.issueCycles += (uint64_t)pass;
     W.t += pass;
     double serial = segs.size() * (double)p.vmemRequestBytes /
                     p.vmemBytesPerClockPerCU;
-    W.vm.push_back(issue + p.globalLatency + serial);
+    double done = issue + p.globalLatency + serial;
+    // An LDS-DMA load (buffer_load ... lds) also writes its bytes into the
+    // CU's LDS when they arrive, at the LDS write rate.
+    if (e.text.ends_with(" lds") && !e.addresses.empty()) {
+      double c = std::ceil((double)e.addresses.size() * e.bytesPerAddress /
+                           p.ldsWriteBytesPerClock);
+      double start = ldsUnit.firstFree(done, c);
+      ldsUnit.reserve(start, c);
+      cur.ldsCycles += (uint64_t)c;
+      done = start + c;
+    }
+    W.vm.push_back(done);
     break;
   }
   case InstClass::SMEM:
@@ -368,11 +451,22 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
   }
   if (wsum <= 0)
     return usage("timing model: the weights sum to 0");
+  if (samples.size() < total &&
+      llvm::all_of(samples, [](const WorkgroupProfile &s) { return s.idle; }))
+    return usage(formatv(
+        "timing model: all {0} traced workgroups of the {1} in kernel '{2}' "
+        "were idle (no vector memory, LDS or MFMA instruction: they exited "
+        "early), so the sample says nothing about the work of the grid; "
+        "trace workgroups that have work",
+        samples.size(), total, k.name));
   // Means per workgroup.
   valu /= wsum, mfma /= wsum, issue /= wsum, lds /= wsum, ldsConf /= wsum,
       scalar /= wsum, vmem /= wsum, crit /= wsum;
   // The traced workgroups stand for the whole grid: HBM bytes scale with it.
   r.hbmBytes = hbm * (total / wsum);
+  if (p.hbmFootprintBytes > 0)
+    r.hbmBytes = std::min(r.hbmBytes, p.hbmFootprintBytes);
+  r.launchOverheadUs = p.launchOverheadUs;
   r.occ = occupancy(k, n, dynamicLds, p);
   if (r.occ.workgroupsPerCU == 0)
     return usage(formatv("timing model: a workgroup of kernel '{0}' does not "
@@ -392,6 +486,11 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
   double vmemPerWg = vmem * p.vmemRequestBytes / p.vmemBytesPerClockPerCU;
   r.valuCycles = wavesPerSimdFor(wgBusy) * perWaveValu;
   r.mfmaCycles = wavesPerSimdFor(wgBusy) * perWaveMfma;
+  // Without VALU/MFMA overlap a SIMD is busy for the sum of both; the term
+  // keeps the name of the larger part.
+  const bool sumSimd = !p.valuMfmaOverlap;
+  double simdPerWave = sumSimd ? perWaveValu + perWaveMfma : 0;
+  const char *simdName = perWaveMfma > perWaveValu ? "MFMA" : "VALU";
   r.issueCycles = wavesPerSimdFor(wgBusy) * perWaveIssue;
   r.ldsCycles = wgBusy * lds;
   r.ldsConflictCycles = wgBusy * ldsConf;
@@ -403,7 +502,9 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
   // up to one instruction of each type per SIMD visit, from different
   // waves); they bound each wave's own timeline, in the critical path.
   std::pair<double, const char *> terms[] = {
-      {r.valuCycles, "VALU"},     {r.mfmaCycles, "MFMA"},
+      {sumSimd ? wavesPerSimdFor(wgBusy) * simdPerWave : r.valuCycles,
+       sumSimd ? simdName : "VALU"},
+      {sumSimd ? 0.0 : r.mfmaCycles, "MFMA"},
       {r.ldsCycles, "LDS"},       {r.scalarCycles, "scalar"},
       {r.vmemCycles, "vector memory"}, {r.hbmCycles, "HBM"}};
   for (auto &[c, name] : terms)
@@ -418,20 +519,40 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
   // resident waves).
   auto roundTime = [&](uint64_t wgs) {
     double simdWaves = wavesPerSimdFor(wgs);
-    return std::max({crit, simdWaves * perWaveValu, simdWaves * perWaveMfma,
-                     wgs * lds, wgs * scalar, wgs * vmemPerWg});
+    double simd = sumSimd ? simdWaves * simdPerWave
+                          : std::max(simdWaves * perWaveValu,
+                                     simdWaves * perWaveMfma);
+    return std::max({crit, simd, wgs * lds, wgs * scalar, wgs * vmemPerWg});
   };
   uint64_t full = wgBusy / r.occ.workgroupsPerCU,
            rem = wgBusy % r.occ.workgroupsPerCU;
   double cu = full * roundTime(r.occ.workgroupsPerCU) +
               (rem ? roundTime(rem) : 0.0);
   r.estimateCycles = std::max(cu, r.hbmCycles);
+  {
+    uint64_t wgs = std::min<uint64_t>(wgBusy, r.occ.workgroupsPerCU);
+    double simdWaves = wavesPerSimdFor(wgs);
+    std::pair<double, const char *> round[] = {
+        {crit, "critical path"},
+        {sumSimd ? simdWaves * simdPerWave : simdWaves * perWaveValu,
+         sumSimd ? simdName : "VALU"},
+        {sumSimd ? 0.0 : simdWaves * perWaveMfma, "MFMA"},
+        {wgs * lds, "LDS"},
+        {wgs * scalar, "scalar"},
+        {wgs * vmemPerWg, "vector memory"}};
+    double best = -1;
+    for (auto &[c, name] : round)
+      if (c > best)
+        best = c, r.estimateLimiter = name;
+    if (r.hbmCycles >= cu)
+      r.estimateLimiter = "HBM";
+  }
   r.assumptions = formatv(
       "model, not measured: gfx950 at {0} GHz, {1} CUs x {2} SIMDs; VALU/MFMA "
       "passes from LLVM's gfx950 scheduling model (4 cycles a pass); LDS {3} "
       "banks x {4} B; vector memory {5} B/clk/CU in {6} B requests; HBM {7} of "
       "{8} TB/s achievable, traffic = {13}; latencies global {10}, LDS {11}, "
-      "SMEM {12} cycles; no launch overhead (docs/timing-model.md)",
+      "SMEM {12} cycles; {14} (docs/timing-model.md)",
       p.clockGHz, p.numCUs, p.simdsPerCU, p.ldsBanks, p.ldsBankBytes,
       p.vmemBytesPerClockPerCU, p.vmemRequestBytes, p.hbmAchievableTBs,
       p.hbmPeakTBs, p.hbmLineBytes, p.globalLatency, p.ldsLatency,
@@ -443,7 +564,16 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
                 .str()
           : std::string("distinct bytes per workgroup (the rest of each line "
                         "shared with co-resident workgroups: one HBM read "
-                        "for all)"));
+                        "for all)"),
+      (p.hbmFootprintBytes > 0
+           ? formatv("at most {0:f0} bytes from HBM (each of {1} XCDs' L2 "
+                     "reads the launch's footprint once); ",
+                     p.hbmFootprintBytes, p.numXcds)
+                 .str()
+           : std::string()) +
+          formatv("launch overhead {0:f1} us outside the estimate",
+                  p.launchOverheadUs)
+              .str());
   return r;
 }
 
@@ -472,8 +602,10 @@ std::string LaunchEstimate::str() const {
   os << formatv("  lower bound: {0:f0} cycles = {1:f3} us (model), bound by "
                 "{2}\n",
                 boundCycles, boundMicroseconds(), boundResource);
-  os << formatv("  estimate: {0:f0} cycles = {1:f3} us (model)\n",
-                estimateCycles, estimateMicroseconds());
+  os << formatv("  estimate: {0:f0} cycles = {1:f3} us (model), limited by "
+                "{3}; with the launch overhead {2:f3} us (model)\n",
+                estimateCycles, estimateMicroseconds(), totalMicroseconds(),
+                estimateLimiter);
   os << "  assumptions: " << assumptions << "\n";
   return s;
 }
@@ -511,6 +643,9 @@ json::Value LaunchEstimate::toJSON() const {
   o["bound_resource"] = boundResource;
   o["estimate_cycles"] = estimateCycles;
   o["estimate_us_model"] = estimateMicroseconds();
+  o["launch_overhead_us"] = launchOverheadUs;
+  o["estimate_limited_by"] = estimateLimiter;
+  o["total_us_model"] = totalMicroseconds();
   o["clock_ghz"] = clockGHz;
   o["assumptions"] = assumptions;
   return o;

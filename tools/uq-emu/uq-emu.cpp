@@ -51,6 +51,8 @@ static cl::list<std::string> argOpts(
         "OUTFILE (default FILE)\n"
         "  zeros:BYTES          scratch buffer of BYTES zero bytes, not "
         "saved\n"
+        "  null                 a buffer argument passed as the null "
+        "pointer\n"
         "  i32:V u32:V i64:V u64:V f32:V f64:V   by-value scalars"),
     cl::cat(cat));
 // libLLVM already owns a "-stats" option, so --stats is taken out of argv
@@ -369,7 +371,7 @@ int main(int argc, char **argv) {
   for (const std::string &a : argOpts) {
     StringRef s(a);
     auto [kind, rest] = s.split(':');
-    if (rest.empty() && !s.contains(':'))
+    if (rest.empty() && !s.contains(':') && s != "null")
       return usage("bad --arg '" + a + "' (want KIND:VALUE)");
     std::string label = a;
     if (kind == "in" || kind == "inout") {
@@ -396,6 +398,8 @@ int main(int argc, char **argv) {
         return 2;
       args.push_back(KernelArg::buffer(std::vector<uint8_t>(n, 0), file.str()));
       outputs.push_back({args.size() - 1, file.str()});
+    } else if (s == "null") {
+      args.push_back(KernelArg::nullBuffer(label));
     } else if (kind == "zeros") {
       uint64_t n;
       if (rest.getAsInteger(10, n))
@@ -428,8 +432,8 @@ int main(int argc, char **argv) {
                                    : KernelArg::scalar(&d, 8, label));
     } else {
       return usage("bad --arg '" + a +
-                   "' (kind must be in, out, inout, zeros, i32, u32, i64, "
-                   "u64, f32 or f64)");
+                   "' (kind must be in, out, inout, zeros, null, i32, u32, "
+                   "i64, u64, f32 or f64)");
     }
   }
 

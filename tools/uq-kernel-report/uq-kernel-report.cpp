@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Calibrate.h"
 #include "Ladder.h"
 #include "PrefillReport.h"
 
@@ -266,6 +267,35 @@ static cl::opt<int64_t> prefillWavesOpt(
     "prefill-waves", cl::init(4),
     cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"));
 
+// --calibrate (Calibrate.cpp): the timing model against AMD's measured
+// AITER kernels.
+static cl::opt<bool> calibrate(
+    "calibrate",
+    cl::desc("Emulate AMD's AITER attention kernels at their published "
+             "MI355X shapes and print the timing model's figures next to "
+             "the measured ones (docs/timing-model.md, \"Calibration\")"),
+    cl::cat(category));
+static cl::opt<std::string> aiterDir(
+    "aiter-dir", cl::desc("--calibrate: folder of AITER's code objects"),
+    cl::init(UQ_DEFAULT_AITER_DIR), cl::value_desc("DIR"), cl::cat(category));
+static cl::opt<unsigned> calibrateSamples(
+    "calibrate-samples",
+    cl::desc("--calibrate: workgroups traced per launch (default 2)"),
+    cl::init(2), cl::cat(category));
+static cl::opt<bool> calibrateQuick(
+    "calibrate-quick",
+    cl::desc("--calibrate: one small forward and one small paged launch "
+             "(no published figure; for tests)"),
+    cl::cat(category));
+static cl::opt<std::string> calibrateJson(
+    "calibrate-json", cl::desc("--calibrate: also write the rows as JSON"),
+    cl::value_desc("FILE"), cl::cat(category));
+static cl::opt<bool> calibrateOverlap(
+    "calibrate-overlap",
+    cl::desc("--calibrate: let a SIMD's VALU and matrix core overlap (the "
+             "model before its calibration, for comparison)"),
+    cl::cat(category));
+
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
     llvm::outs() << llvm::formatv("    {0,-22} {1,10:f1}\n", name, n / tiles);
@@ -296,6 +326,20 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   uq::hideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
+  if (!calibrate && (calibrateQuick || calibrateOverlap ||
+                     calibrateJson.getNumOccurrences() ||
+                     calibrateSamples.getNumOccurrences() ||
+                     aiterDir.getNumOccurrences()))
+    return error("--aiter-dir, --calibrate-samples, --calibrate-quick, "
+                 "--calibrate-overlap and --calibrate-json go with "
+                 "--calibrate");
+  if (calibrate) {
+    if (calibrateSamples == 0 || calibrateSamples > 64)
+      return error("--calibrate-samples must be in [1, 64]");
+    return uq::runCalibration(
+        {aiterDir, calibrateSamples, calibrateQuick, calibrateJson,
+         calibrateOverlap});
+  }
   if (vScaleE4M3 && (!tablePath.empty() || prefill))
     return error("--v-scale-e4m3 goes with the single-kernel report and "
                  "--ladder (not --table or --prefill)");

@@ -107,10 +107,15 @@ struct KernelArg {
   std::vector<uint8_t> bytes;
   /// Label used in error messages (e.g. the file name).
   std::string label;
+  /// A buffer argument passed as the null pointer (address 0, no memory):
+  /// for kernels that take optional pointers and test them against 0.
+  bool isNull = false;
 
   /// A global buffer argument; the kernel sees a pointer to a copy of
   /// `data`, and `bytes` holds the contents after the launch.
   static KernelArg buffer(std::vector<uint8_t> data, std::string label = "");
+  /// A global buffer argument that is the null pointer.
+  static KernelArg nullBuffer(std::string label = "");
   /// A by-value scalar of any size.
   static KernelArg scalar(const void *data, size_t size, std::string label = "");
   template <typename T> static KernelArg value(T v) {
@@ -199,6 +204,17 @@ std::string errorMessage(llvm::Error e, bool &isUsage);
 llvm::Error checkArgs(const KernelInfo &kernel,
                       const std::vector<ArgSpec> &specs,
                       const std::vector<KernelArg> &args);
+
+/// The explicit argument list of `kernel` from arguments placed by kernarg
+/// offset, for kernels written against a host struct rather than a
+/// signature (AMD's hand-written kernels pad every field to 16 bytes and
+/// declare the padding as arguments). Every offset given must be that of an
+/// explicit argument: buffers at global_buffer ones, scalars at by_value
+/// ones no larger than the slot (zero-extended). Buffers not given are the
+/// null pointer, scalars not given are zero. Mismatches are usage errors.
+llvm::Expected<std::vector<KernelArg>>
+argsByOffset(const KernelInfo &kernel,
+             const std::map<uint32_t, KernelArg> &byOffset);
 
 /// "'name'" (metadata name), else "'spec name'", else "#index".
 std::string argLabel(const KernelInfo &kernel, unsigned index,

@@ -24,6 +24,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <deque>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -41,8 +42,18 @@ struct TimingParams {
   unsigned maxWorkgroupsPerCU = 32;
   /// One wave64 pass on a 16-lane SIMD: the unit of LLVM's gfx950 model.
   unsigned cyclesPerPass = 4;
+  /// Whether a SIMD's VALU issues (for any of its waves) while its matrix
+  /// core executes an MFMA. Off: the SIMD is busy for the MFMA's passes, as
+  /// the calibration against AITER's forward kernel shows
+  /// (docs/timing-model.md, "Calibration": the measured time per key tile
+  /// is the sum of the VALU and MFMA time, not their maximum).
+  bool valuMfmaOverlap = false;
   unsigned ldsBanks = 64;
   unsigned ldsBankBytes = 4;
+  /// LDS write rate of LDS-DMA loads (bytes a cycle per CU): CDNA4 doubled
+  /// the LDS *read* rate to 256 B/clk (docs/timing-model.md); writes are
+  /// taken at CDNA3's 128 B/clk.
+  unsigned ldsWriteBytesPerClock = 128;
   /// Vector memory (TA/L1) request size and rate per CU.
   unsigned vmemRequestBytes = 64;
   unsigned vmemBytesPerClockPerCU = 64;
@@ -59,6 +70,20 @@ struct TimingParams {
   HbmTraffic hbmTraffic = HbmTraffic::Lines;
   double hbmPeakTBs = 8.0;
   double hbmAchievableTBs = 5.0;
+  /// An L2 per XCD (MI355X: 8 XCDs of 32 CUs, 4 MiB of L2 each; workgroups
+  /// dealt round-robin over the XCDs). When a caller knows the launch's
+  /// footprint it sets this to the bytes the XCDs must read at least once
+  /// each (the sum over XCDs of the distinct bytes their workgroups touch):
+  /// the launch's HBM bytes are then at most this, the traced workgroups'
+  /// lines shared with the other workgroups of their XCD crossing HBM once.
+  /// 0: no ceiling (every workgroup's lines count, HbmTraffic above).
+  double hbmFootprintBytes = 0;
+  unsigned numXcds = 8;
+  /// Cost of a launch on the device before its first workgroup runs and
+  /// after its last ends (dispatch, the first wave's kernarg and descriptor
+  /// loads, the end-of-kernel cache writeback), in microseconds. Added to
+  /// LaunchEstimate::totalMicroseconds(), not to estimateCycles.
+  double launchOverheadUs = 2.0;
   /// Latencies (cycles) assumed for the critical path.
   unsigned globalLatency = 800;
   unsigned ldsLatency = 64;
@@ -88,6 +113,11 @@ struct WorkgroupProfile {
   uint64_t globalBytes = 0;  ///< Bytes the lanes asked for (global/scratch).
   uint64_t hbmBytes = 0;     ///< Distinct L2 lines touched x line size.
   uint64_t criticalPath = 0; ///< Cycles until its last wave ends, alone.
+  /// No vector memory, LDS or MFMA instruction ran: the workgroup exited
+  /// early (a decode partition past the end of its sequence, say). A sample
+  /// of only such workgroups says nothing about a grid that has work. The
+  /// recorder sets it; a profile made by hand is not idle.
+  bool idle = false;
 };
 
 /// Collects WorkgroupProfiles from the trace of one or more launches.
@@ -109,14 +139,36 @@ public:
 
 private:
   struct WaveState {
-    double t = 0, valuFree = 0, xdlFree = 0, end = 0;
+    double t = 0, end = 0;
     std::deque<double> vm, lgkm;
     bool atBarrier = false, done = false;
+  };
+  /// Busy intervals of one unit of a SIMD (its VALU issue, its matrix core)
+  /// shared by the waves on that SIMD: an instruction takes the earliest
+  /// free gap at or after its issue time, so one wave's VALU work fills the
+  /// time another wave spends waiting for its MFMAs.
+  class Calendar {
+  public:
+    /// Earliest s >= t with [s, s + len) free.
+    double firstFree(double t, double len) const;
+    void reserve(double s, double len);
+    /// Forgets intervals that end at or before t.
+    void prune(double t);
+    void clear() { busy.clear(); }
+
+  private:
+    std::map<double, double> busy; ///< start -> end, disjoint
+  };
+  struct SimdState {
+    Calendar valu, xdl;
   };
   void resolveBarrier();
   TimingParams p;
   WorkgroupProfile cur;
   std::vector<WaveState> wavesState;
+  std::vector<SimdState> simds;
+  /// The CU's LDS, shared by all waves of the workgroup.
+  Calendar ldsUnit;
   std::unordered_set<uint64_t> lines;
   /// Bytes: the bytes read of each line (one bit per byte).
   std::unordered_map<uint64_t, std::vector<uint64_t>> lineBytes;
@@ -167,10 +219,20 @@ struct LaunchEstimate {
   double boundCycles = 0;
   std::string boundResource;
   double estimateCycles = 0;
+  /// What limits the estimate: "HBM", "critical path" (one workgroup's own
+  /// latency-bound timeline, its waves sharing their SIMDs) or the resource
+  /// a full round of resident workgroups saturates.
+  std::string estimateLimiter;
   double clockGHz = 2.4;
   double boundMicroseconds() const { return boundCycles / (clockGHz * 1e3); }
   double estimateMicroseconds() const {
     return estimateCycles / (clockGHz * 1e3);
+  }
+  /// TimingParams::launchOverheadUs of the launch.
+  double launchOverheadUs = 0;
+  /// The estimate plus the launch overhead: what a kernel timer measures.
+  double totalMicroseconds() const {
+    return estimateMicroseconds() + launchOverheadUs;
   }
   /// One line naming the assumptions behind the numbers.
   std::string assumptions;

@@ -275,3 +275,63 @@ TEST(TimingModel, HbmTrafficLinesOrBytes) {
   EXPECT_NE(estLines->assumptions.find("distinct 128 B lines"),
             std::string::npos);
 }
+
+TEST(TimingModel, SampleOfIdleWorkgroupsIsAnError) {
+  // Workgroups 0..2 exit at once (s2 = workgroup id x); workgroup 3 loads
+  // and stores: a sample of 0 and 2 saw no work of the grid.
+  const char *body = R"(
+  s_cmp_lt_u32 s2, 3
+  s_cbranch_scc1 .Lend
+  global_load_dword v2, v1, s[4:5]
+  s_waitcnt vmcnt(0)
+  global_store_dword v1, v2, s[8:9]
+.Lend:
+  s_endpgm)";
+  KernelInfo info;
+  auto idle = profile(body, 4, std::vector<uint64_t>{0, 2}, &info);
+  ASSERT_EQ(idle.size(), 2u);
+  EXPECT_TRUE(idle[0].idle && idle[1].idle);
+  auto e = predictLaunch(info, idle, 4);
+  ASSERT_FALSE(bool(e));
+  bool isUsage = false;
+  std::string msg = errorMessage(e.takeError(), isUsage);
+  EXPECT_NE(msg.find("were idle"), std::string::npos) << msg;
+  // A sample that includes the working workgroup gives a number.
+  auto some = profile(body, 4, std::vector<uint64_t>{0, 3});
+  ASSERT_EQ(some.size(), 2u);
+  EXPECT_FALSE(some[1].idle);
+  EXPECT_TRUE(bool(predictLaunch(info, some, 4)));
+  // So does the whole grid, even if all of it were idle.
+  auto all = profile("  s_endpgm", 4);
+  EXPECT_TRUE(bool(predictLaunch(info, all, 4)));
+}
+
+TEST(TimingModel, WavesShareTheirSimd) {
+  // Four waves of 100 v_add_f32 each; wave w runs on SIMD w % simdsPerCU.
+  // With 4 SIMDs each wave has its VALU to itself (critical path as for one
+  // wave alone). With 2 SIMDs two waves share one: the second's prologue
+  // VALU waits behind the first's, and its 100 v_add_f32 start when the
+  // first's end, so the workgroup ends after 2 x 100 passes.
+  auto bytes = assemble(".rept 100\n  v_add_f32 v2, v2, v3\n.endr\n  s_endpgm");
+  auto co = CodeObject::load(bytes);
+  ASSERT_TRUE(bool(co));
+  auto run = [&](unsigned simds) {
+    Emulator emu(**co);
+    TimingParams p = TimingParams::gfx950();
+    p.simdsPerCU = simds;
+    TimingRecorder rec(p);
+    LaunchConfig cfg;
+    cfg.block = {256, 1, 1};
+    cfg.trace = &rec;
+    std::vector<KernelArg> args = {
+        KernelArg::buffer(std::vector<uint8_t>(4096)),
+        KernelArg::buffer(std::vector<uint8_t>(4096)),
+        KernelArg::buffer(std::vector<uint8_t>(4096))};
+    llvm::Error e = emu.launch("k", cfg, args);
+    EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    return rec.profiles().empty() ? 0 : rec.profiles()[0].criticalPath;
+  };
+  // SMEM at 0, 4, 8; lgkmcnt(0) at 8 + 200; 100 passes; s_endpgm.
+  EXPECT_EQ(run(4), 8 + 200 + 100 * kPass + kPass);
+  EXPECT_EQ(run(2), 8 + 200 + 2 * 100 * kPass + kPass);
+}
