@@ -474,7 +474,7 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
 }
 
 //===----------------------------------------------------------------------===//
-// Issue 13's options: per-32 query scales, channel means (docs/accuracy.md)
+// The accuracy options: per-32 query scales, channel means (docs/accuracy.md)
 //===----------------------------------------------------------------------===//
 
 /// The query kernel's scale bytes of 16 query rows as the MFMA's A scales

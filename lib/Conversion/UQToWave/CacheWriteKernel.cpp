@@ -150,7 +150,8 @@ void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
                           ValueRange{w.add(slot, w.idx(scaleOff))});
 }
 
-/// The k_mean / v_mean arguments (issue 13's channel means), after the
+/// The k_mean / v_mean arguments (the channel means of docs/accuracy.md),
+/// after the
 /// scalars so that the other arguments keep their positions.
 void addMeanArgs(const CacheWriteConfig &cfg, KernelSpec &spec) {
   const int64_t d = cfg.headDim, hkv = cfg.numKVHeads;

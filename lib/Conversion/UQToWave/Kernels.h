@@ -41,8 +41,8 @@ struct AttentionConfig {
   /// Element type of the query input and of the attention result.
   mlir::Type queryType, resultType;
   bool sinks = false;
-  /// Issue 13's format options (docs/accuracy.md), each an extra argument
-  /// at the end of the kernels that use it:
+  /// The accuracy options (docs/accuracy.md, section 6), each an extra
+  /// argument at the end of the kernels that use it:
   ///  - scaledQuery (query_precision = fp8_e4m3_scaled): the query kernel
   ///    writes one UE8M0 scale per 32 channels (`query_scales`), the partial
   ///    kernel passes them as the scaled MFMA's A scales;

@@ -290,7 +290,7 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value tables = arg(f, spec, w, "block_tables");
   FormatOps fmt{cfg, w, cache, arg(f, spec, w, "query_prepared"), t, d};
   Value q = fmt.loadQuery(rowOffsets, rowMask);
-  // Issue 13's options, as decode's partial kernel: per-32 query scales as
+  // The accuracy options, as decode's partial kernel: per-32 query scales as
   // the MFMA's A scales, q . rot(k_mean) added to every logit of its row.
   if (cfg.scaledQuery && cfg.kFormat.getElement() != ElementCode::bf16)
     fmt.queryScales = loadQueryScales(w, cfg, arg(f, spec, w, "query_scales"),

@@ -185,7 +185,8 @@ struct Host {
 
   /// The query kernel's workspaces and launch over \p numRows rows of
   /// [rows, Hq, D] (sequences for decode, tokens for paged attention): the
-  /// prepared query and issue 13's per-32 query scales and q . rot(k_mean)
+  /// prepared query and the accuracy options' per-32 query scales and
+  /// q . rot(k_mean)
   /// (null unless the configuration has them).
   struct QueryWorkspaces {
     Value prepared, scales, bias;
