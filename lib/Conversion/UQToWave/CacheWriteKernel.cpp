@@ -13,7 +13,7 @@
 
 #include "Kernels.h"
 
-#include "../UQToLinalg/Numerics.h"
+#include "uq/Codegen/Numerics.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -23,7 +23,7 @@ using namespace mlir;
 using namespace uq;
 using namespace uq::wave;
 using arith::CmpIPredicate;
-using uq::detail::ScalarEmitter;
+using uq::ScalarEmitter;
 
 namespace {
 

@@ -437,7 +437,7 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
             arith::SubFOp::create(lb, loc, x, lw.broadcastRows(mRef, t)));
         Value lsum = lw.reduceRows(vector::CombiningKind::ADD, p,
                                    arith::MulFOp::create(lb, loc, l, alpha));
-        lsum.getDefiningOp()->setAttr("uq.reassociate", lb.getUnitAttr());
+        stage_attrs::reassociate.set(lsum.getDefiningOp());
         float ps = fmt.pScale();
         if (ps != 1.0f)
           p = arith::MulFOp::create(

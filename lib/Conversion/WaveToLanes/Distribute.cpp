@@ -34,6 +34,7 @@
 
 #include "Layout.h"
 
+#include "uq/Codegen/StageAttrs.h"
 #include "uq/Conversion/Passes.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -63,18 +64,6 @@ using namespace uq;
 using namespace uq::lanes;
 
 namespace {
-
-constexpr llvm::StringLiteral kLayoutAttr = "uq.layout";
-constexpr llvm::StringLiteral kLayoutsAttr = "uq.layouts";
-/// A float add reduction whose order does not matter (softmax sums).
-constexpr llvm::StringLiteral kReassocAttr = "uq.reassociate";
-/// On a maximumf reduction: the result may ignore a NaN element when another
-/// element is not NaN (maxnum across lanes, which folds with DPP on gfx9).
-/// Only for maxima whose NaN reaches the result another way (the softmax:
-/// exp2(NaN - max) is NaN); without it the maximum propagates NaN.
-constexpr llvm::StringLiteral kMaxIgnoresNaNAttr = "uq.max_ignores_nan";
-/// On a kernel this pass has distributed (it is not distributed twice).
-constexpr llvm::StringLiteral kDistributedAttr = "uq.distributed";
 
 bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
@@ -262,10 +251,10 @@ private:
 FailureOr<Layout> Distributor::layoutOf(Value v) {
   if (auto r = dyn_cast<OpResult>(v)) {
     Operation *op = r.getOwner();
-    if (auto a = op->getAttrOfType<ArrayAttr>(kLayoutsAttr))
+    if (auto a = stage_attrs::layouts.get(op))
       if (auto l = dyn_cast<LaneLayoutAttr>(a[r.getResultNumber()]))
         return Layout::fromAttr(l);
-    if (auto l = op->getAttrOfType<LaneLayoutAttr>(kLayoutAttr))
+    if (auto l = stage_attrs::layout.get(op))
       return Layout::fromAttr(l);
   } else if (auto arg = dyn_cast<BlockArgument>(v)) {
     if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
@@ -390,7 +379,7 @@ Value Distributor::rowButterflyPartner(Value x, int64_t offset) {
 
 LogicalResult Distributor::run() {
   Block &old = func.getBody().front();
-  if (func->hasAttr(kDistributedAttr))
+  if (stage_attrs::distributed.isSet(func))
     return func.emitOpError("is already distributed");
   loc = func.getLoc();
   if (std::optional<ArrayRef<int32_t>> known = func.getKnownBlockSize()) {
@@ -424,7 +413,7 @@ LogicalResult Distributor::run() {
     return failure();
   old.dropAllDefinedValueUses();
   old.erase();
-  func->setAttr(kDistributedAttr, b.getUnitAttr());
+  stage_attrs::distributed.set(func);
   return success();
 }
 
@@ -538,7 +527,7 @@ LogicalResult Distributor::elementwise(Operation *op, const Layout &l) {
   st.addOperands(operands);
   st.addTypes(t);
   for (NamedAttribute a : op->getAttrs())
-    if (a.getName() != kLayoutAttr)
+    if (a.getName() != stage_attrs::layout.getName())
       st.addAttribute(a.getName(), a.getValue());
   map.map(op->getResult(0), b.create(st)->getResult(0));
   return success();
@@ -706,7 +695,7 @@ LogicalResult Distributor::reduction(vector::MultiDimReductionOp op,
   Type elem = op.getSourceVectorType().getElementType();
   // Float sums keep the element-order tree unless reassociation is allowed.
   bool exact = kind == vector::CombiningKind::ADD && isa<FloatType>(elem) &&
-               !op->hasAttr(kReassocAttr);
+               !stage_attrs::reassociate.isSet(op);
   Value src = mapped(op.getSource());
   Value acc = mapped(op.getAcc());
   auto tree = [&](SmallVector<Value> xs) {
@@ -736,7 +725,7 @@ LogicalResult Distributor::reduction(vector::MultiDimReductionOp op,
         // "NaN in the softmax max").
         x = kind == vector::CombiningKind::MAXIMUMF &&
                     isa<FloatType>(x.getType()) &&
-                    op->hasAttr(kMaxIgnoresNaNAttr)
+                    stage_attrs::maxIgnoresNaN.isSet(op)
                 ? arith::MaxNumFOp::create(b, loc, x, partner).getResult()
                 : combine(kind, x, partner);
       } else {
@@ -987,14 +976,45 @@ LogicalResult Distributor::storeRows(uq::StoreRowsOp op) {
 // Products
 //===----------------------------------------------------------------------===//
 
+/// Whether \p op's MFMA tile is whole instructions of \p mfma that fit the
+/// registers, and its operands (\p layouts) and result (\p result) are in
+/// the layouts the table gives (\p expected); a located "cannot be
+/// distributed" error otherwise. Stage IR from another compiler may carry
+/// any layout.
+static LogicalResult checkMfmaTile(Operation *op, const gfx950::Intrinsic &mfma,
+                                   int64_t m, int64_t n, int64_t k, Type a,
+                                   Type b, ArrayRef<Layout> layouts,
+                                   ArrayRef<Layout> expected) {
+  if (std::optional<std::string> why = gfx950::tileError(mfma, m, n, k, a, b))
+    return op->emitOpError("cannot be distributed: ") << *why;
+  for (auto [i, have, want] : llvm::enumerate(layouts, expected))
+    if (have != want)
+      return op->emitOpError("cannot be distributed: value ")
+             << i << " of the " << mfma.mnemonic << " tile has lane layout "
+             << have.str() << ", the instruction needs " << want.str();
+  return success();
+}
+
 LogicalResult Distributor::scaledMma(uq::ScaledMmaOp op, const Layout &l) {
+  const gfx950::Intrinsic &mfma = gfx950::kScaled16x16x128;
   VectorType at = op.getA().getType(), bt = op.getB().getType();
-  int64_t bm = at.getDimSize(0) / 16, bn = bt.getDimSize(0) / 16,
-          bk = at.getDimSize(1) / 128;
+  int64_t m = at.getDimSize(0), n = bt.getDimSize(0), k = at.getDimSize(1);
+  int64_t bm = m / mfma.m, bn = n / mfma.n, bk = k / mfma.k;
   FailureOr<Layout> al = layoutOf(op.getA()), bl = layoutOf(op.getB()),
                     sal = layoutOf(op.getAScales()),
                     sbl = layoutOf(op.getBScales());
   if (failed(al) || failed(bl) || failed(sal) || failed(sbl))
+    return failure();
+  if (const gfx950::OperandForm *fa = mfma.formOf(at.getElementType()),
+      *fb = mfma.formOf(bt.getElementType());
+      failed(checkMfmaTile(
+          op, mfma, m, n, k, at.getElementType(), bt.getElementType(),
+          {*al, *sal, *bl, *sbl, l},
+          {mfmaLayout(fa ? fa->lanes : mfma.forms[0].lanes, m, k),
+           mfmaLayout(mfma.scales, m, k / mfma.scaleBlock),
+           mfmaLayout(fb ? fb->lanes : mfma.forms[0].lanes, n, k),
+           mfmaLayout(mfma.scales, n, k / mfma.scaleBlock),
+           mfmaLayout(mfma.result, m, n)})))
     return failure();
   Value a = mapped(op.getA()), bv = mapped(op.getB());
   Value sa = mapped(op.getAScales()), sb = mapped(op.getBScales());
@@ -1035,10 +1055,21 @@ LogicalResult Distributor::contract(vector::ContractionOp op, const Layout &l) {
   auto rt = cast<VectorType>(op.getRhs().getType());
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   bool nk = maps[1].getResult(0) == getAffineDimExpr(1, op.getContext());
-  int64_t bm = lt.getDimSize(0) / 16, bk = lt.getDimSize(1) / 32;
-  int64_t bn = (nk ? rt.getDimSize(0) : rt.getDimSize(1)) / 16;
+  const gfx950::Intrinsic &mfma = gfx950::k16x16x32;
+  int64_t m = lt.getDimSize(0), k = lt.getDimSize(1);
+  int64_t n = nk ? rt.getDimSize(0) : rt.getDimSize(1);
+  int64_t bm = m / mfma.m, bk = k / mfma.k, bn = n / mfma.n;
   FailureOr<Layout> al = layoutOf(op.getLhs()), bl = layoutOf(op.getRhs());
   if (failed(al) || failed(bl))
+    return failure();
+  const gfx950::OperandForm *form = mfma.formOf(lt.getElementType());
+  const gfx950::OperandLanes &lanes =
+      form ? form->lanes : mfma.forms[0].lanes;
+  if (failed(checkMfmaTile(op, mfma, m, n, k, lt.getElementType(),
+                           rt.getElementType(), {*al, *bl, l},
+                           {mfmaLayout(lanes, m, k),
+                            mfmaLayout(lanes, n, k, /*transposed=*/!nk),
+                            mfmaLayout(mfma.result, m, n)})))
     return failure();
   Value a = mapped(op.getLhs()), bv = mapped(op.getRhs()),
         acc = mapped(op.getAcc());
