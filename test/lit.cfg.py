@@ -58,7 +58,7 @@ llvm_config.add_tool_substitutions(
 if os.path.isdir(os.path.join(config.uq_shared_dir, "golden")):
     config.available_features.add("golden")
 
-# Integration (issue 6): the mlir-opt plugin, the C API test program, and what
+# Integration: the mlir-opt plugin, the C API test program, and what
 # the out-of-tree consumer test needs to configure a CMake project.
 config.substitutions.append(
     ("%uq_plugin", os.path.join(config.uq_obj_root, "lib", "libUQPlugin.so")))

@@ -1,19 +1,20 @@
 //===- KernelsJson.cpp - Argument descriptions from OUT.hsaco.json --------===//
 //
-// Reads the kernel description uq-compile writes (docs/uq-compile.md, "The
-// JSON") into ArgSpecs. A buffer's `shape` entries are integers or the names
-// of by_value integer arguments of the same kernel.
+// The emulator's view of the kernel description uq-compile writes
+// (docs/uq-compile.md, "The JSON"; read and checked by the shared reader of
+// uq/Codegen/KernelDescription.h): ArgSpecs whose symbolic sizes are
+// resolved to argument indices, and the launches built from them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "uq/Emulator/KernelsJson.h"
 
+#include "uq/Codegen/KernelDescription.h"
+
 #include <cstring>
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 using namespace llvm;
@@ -27,160 +28,57 @@ Error err(const Twine &m) {
 constexpr uint64_t kMaxJsonBytes = 64ull << 20;
 } // namespace
 
-unsigned uq::emu::dtypeSize(StringRef dtype) {
-  return StringSwitch<unsigned>(dtype)
-      .Cases("u8", "i8", "fp8", "bf8", "f8E4M3FN", "f8E5M2", 1)
-      .Cases("bf16", "f16", "i16", "u16", 2)
-      .Cases("f32", "i32", "u32", 4)
-      .Cases("f64", "i64", "u64", 8)
-      .Default(0);
+unsigned uq::emu::dtypeSize(StringRef dtype) { return uq::dtypeBytes(dtype); }
+
+KernelDescription uq::emu::launchView(const uq::KernelDescription &k) {
+  KernelDescription D;
+  D.name = k.name;
+  D.op = k.op;
+  for (const auto &[key, value] : k.params)
+    D.params[key] = value;
+  // The description's rules hold (verifyKernelDescription): every name
+  // below is a by-value integer argument of the kernel.
+  auto dim = [&](const uq::KernelDim &d) {
+    return d.isSymbolic() ? DimSpec::arg(int(*k.argIndex(d.name)))
+                          : DimSpec::fixed(d.value);
+  };
+  if (!k.block.empty()) {
+    std::array<uint32_t, 3> blk = {1, 1, 1};
+    for (auto [i, b] : llvm::enumerate(k.block))
+      blk[i] = uint32_t(b);
+    D.block = blk;
+  }
+  if (!k.grid.empty()) {
+    std::array<DimSpec, 3> g = {DimSpec::fixed(1), DimSpec::fixed(1),
+                                DimSpec::fixed(1)};
+    for (auto [i, d] : llvm::enumerate(k.grid))
+      g[i] = dim(d);
+    D.grid = g;
+  }
+  for (const uq::KernelArgDescription &a : k.args) {
+    ArgSpec S;
+    S.name = a.name;
+    S.dtype = a.dtype;
+    S.isBuffer = a.isBuffer();
+    S.isInteger = a.isInteger();
+    S.elementSize = uq::dtypeBytes(a.dtype);
+    S.access = a.access;
+    for (const uq::KernelDim &d : a.shape)
+      S.shape.push_back(dim(d));
+    D.args.push_back(std::move(S));
+  }
+  return D;
 }
 
 Expected<std::vector<KernelDescription>>
 uq::emu::parseKernelsJson(StringRef text) {
-  Expected<json::Value> v = json::parse(text);
-  if (!v)
-    return err("kernel JSON: " + toString(v.takeError()));
-  const json::Object *root = v->getAsObject();
-  const json::Array *kernels = root ? root->getArray("kernels") : nullptr;
+  Expected<std::vector<uq::KernelDescription>> kernels =
+      uq::parseKernelDescriptionsJson(text);
   if (!kernels)
-    return err("kernel JSON: no \"kernels\" array at the top level");
+    return kernels.takeError();
   std::vector<KernelDescription> out;
-  for (const json::Value &kv : *kernels) {
-    const json::Object *k = kv.getAsObject();
-    std::optional<StringRef> name = k ? k->getString("name") : std::nullopt;
-    if (!name)
-      return err("kernel JSON: a kernel without a \"name\"");
-    KernelDescription D;
-    D.name = name->str();
-    std::string where = "kernel JSON, kernel '" + D.name + "'";
-    if (const json::Value *op = k->get("op")) {
-      if (!op->getAsString())
-        return err(where + ": \"op\" is not a string");
-      D.op = op->getAsString()->str();
-    }
-    if (const json::Value *ps = k->get("params")) {
-      const json::Object *po = ps->getAsObject();
-      if (!po)
-        return err(where + ": \"params\" is not an object");
-      for (const auto &[key, val] : *po) {
-        std::optional<int64_t> x = val.getAsInteger();
-        if (!x)
-          return err(where + ": \"params\" entry '" + key.str() +
-                     "' is not an integer");
-        D.params[key.str()] = *x;
-      }
-    }
-    if (const json::Value *b = k->get("block")) {
-      const json::Array *ba = b->getAsArray();
-      if (!ba || ba->empty() || ba->size() > 3)
-        return err(where + ": \"block\" is not an array of 1 to 3 integers");
-      std::array<uint32_t, 3> blk = {1, 1, 1};
-      for (size_t i = 0; i < ba->size(); ++i) {
-        std::optional<int64_t> x = (*ba)[i].getAsInteger();
-        if (!x || *x < 1 || *x > 1024)
-          return err(where + ": \"block\" entries must be integers 1..1024");
-        blk[i] = (uint32_t)*x;
-      }
-      D.block = blk;
-    }
-    const json::Array *args = k->getArray("args");
-    if (!args)
-      return err(where + ": no \"args\" array");
-    const json::Array *grid = k->getArray("grid");
-    // Names first, so shapes can refer to any by_value argument.
-    std::vector<std::string> names;
-    for (const json::Value &av : *args) {
-      const json::Object *a = av.getAsObject();
-      std::optional<StringRef> an = a ? a->getString("name") : std::nullopt;
-      names.push_back(an ? an->str() : "");
-    }
-    for (size_t i = 0; i < args->size(); ++i) {
-      const json::Object *a = (*args)[i].getAsObject();
-      std::string aw = where + ", argument " + std::to_string(i);
-      if (!a)
-        return err(aw + ": not an object");
-      ArgSpec S;
-      S.name = names[i];
-      if (!S.name.empty())
-        aw += " '" + S.name + "'";
-      std::optional<StringRef> kind = a->getString("kind");
-      std::optional<StringRef> dtype = a->getString("dtype");
-      if (!kind || (*kind != "global_buffer" && *kind != "by_value"))
-        return err(aw + ": \"kind\" must be \"global_buffer\" or "
-                        "\"by_value\"");
-      if (!dtype || !dtypeSize(*dtype))
-        return err(aw + ": unknown \"dtype\" " +
-                   (dtype ? "'" + dtype->str() + "'" : std::string("(none)")));
-      S.isBuffer = *kind == "global_buffer";
-      S.dtype = dtype->str();
-      S.elementSize = dtypeSize(*dtype);
-      S.isInteger = dtype->starts_with("i") || dtype->starts_with("u");
-      if (const json::Value *acc = a->get("access")) {
-        std::optional<StringRef> x = acc->getAsString();
-        if (!x || (*x != "read" && *x != "write" && *x != "read_write" &&
-                   *x != "value"))
-          return err(aw + ": \"access\" must be \"read\", \"write\", "
-                          "\"read_write\" or \"value\"");
-        S.access = x->str();
-      }
-      if (S.isBuffer) {
-        const json::Array *shape = a->getArray("shape");
-        if (!shape)
-          return err(aw + ": a buffer needs a \"shape\" array");
-        for (const json::Value &d : *shape) {
-          if (std::optional<int64_t> x = d.getAsInteger()) {
-            if (*x < 0)
-              return err(aw + ": negative dimension in \"shape\"");
-            S.shape.push_back(DimSpec::fixed(*x));
-          } else if (std::optional<StringRef> ref = d.getAsString()) {
-            auto it = std::find(names.begin(), names.end(), ref->str());
-            if (it == names.end())
-              return err(aw + ": \"shape\" names '" + *ref +
-                         "', which is no argument of the kernel");
-            S.shape.push_back(DimSpec::arg(int(it - names.begin())));
-          } else {
-            return err(aw + ": \"shape\" entries must be integers or "
-                            "argument names");
-          }
-        }
-      }
-      D.args.push_back(std::move(S));
-    }
-    if (grid) {
-      if (grid->empty() || grid->size() > 3)
-        return err(where + ": \"grid\" is not an array of 1 to 3 entries");
-      std::array<DimSpec, 3> g = {DimSpec::fixed(1), DimSpec::fixed(1),
-                                  DimSpec::fixed(1)};
-      for (size_t i = 0; i < grid->size(); ++i) {
-        const json::Value &d = (*grid)[i];
-        if (std::optional<int64_t> x = d.getAsInteger()) {
-          if (*x < 0)
-            return err(where + ": negative \"grid\" entry");
-          g[i] = DimSpec::fixed(*x);
-        } else if (std::optional<StringRef> ref = d.getAsString()) {
-          auto it = std::find(names.begin(), names.end(), ref->str());
-          if (it == names.end() || D.args[it - names.begin()].isBuffer)
-            return err(where + ": \"grid\" names '" + *ref +
-                       "', which is no by_value argument of the kernel");
-          g[i] = DimSpec::arg(int(it - names.begin()));
-        } else {
-          return err(where + ": \"grid\" entries must be integers or "
-                             "argument names");
-        }
-      }
-      D.grid = g;
-    }
-    // Symbolic dimensions must name by_value integers.
-    for (size_t i = 0; i < D.args.size(); ++i)
-      for (const DimSpec &d : D.args[i].shape)
-        if (d.argIndex >= 0 && (D.args[d.argIndex].isBuffer ||
-                                !D.args[d.argIndex].isInteger))
-          return err(where + ", argument " + std::to_string(i) +
-                     ": \"shape\" names '" + D.args[d.argIndex].name +
-                     "', which is not a by_value integer");
-    out.push_back(std::move(D));
-  }
+  for (const uq::KernelDescription &k : *kernels)
+    out.push_back(launchView(k));
   return out;
 }
 

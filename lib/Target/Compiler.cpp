@@ -17,6 +17,7 @@
 
 #include "uq/Target/Compiler.h"
 
+#include "uq/Codegen/KernelsAttr.h"
 #include "uq/InitAll.h"
 #include "uq/Pipelines/GPUPipeline.h"
 #include "uq/Support/Diagnostics.h"
@@ -59,6 +60,7 @@
 
 using namespace mlir;
 using uq::DiagnosticCollector;
+using uq::KernelDescription;
 
 #ifndef UQ_LLVM_TOOLS_DIR
 #define UQ_LLVM_TOOLS_DIR ""
@@ -337,17 +339,15 @@ int64_t wavesPerSimd(int64_t vgprs, int64_t agprs) {
 
 /// Combines the compiler's launch description with the code object's
 /// metadata into the kernel JSON (see docs/uq-compile.md).
-llvm::Expected<std::string> describeKernels(ModuleOp module,
-                                            llvm::StringRef codeObject,
-                                            llvm::StringRef chip) {
+llvm::Expected<std::string>
+describeKernels(llvm::ArrayRef<uq::KernelDescription> kernels,
+                llvm::StringRef codeObject, llvm::StringRef chip) {
   auto metadata = readMetadata(codeObject);
   if (!metadata)
     return metadata.takeError();
-  auto kernels = module->getAttrOfType<ArrayAttr>("uq.kernels");
   llvm::json::Array out;
-  for (Attribute a : kernels) {
-    auto desc = cast<DictionaryAttr>(a);
-    std::string name = cast<StringAttr>(desc.get("name")).str();
+  for (const uq::KernelDescription &desc : kernels) {
+    const std::string &name = desc.name;
     auto mdIt = metadata->find(name);
     if (mdIt == metadata->end())
       return makeError("kernel " + name + " is missing from the code object");
@@ -358,59 +358,22 @@ llvm::Expected<std::string> describeKernels(ModuleOp module,
           std::to_string(
               *md.fields["private_segment_fixed_size"].getAsInteger()) +
           "); uq kernels must not");
-    llvm::json::Object k;
-    k["name"] = name;
-    k["op"] = cast<StringAttr>(desc.get("op")).str();
-    // Sizes are integers, or the name of the scalar argument holding them.
-    auto vec = [](Attribute attr) {
-      llvm::json::Array arr;
-      if (auto dense = dyn_cast<DenseI64ArrayAttr>(attr)) {
-        for (int64_t v : dense.asArrayRef())
-          arr.push_back(v);
-        return arr;
-      }
-      for (Attribute e : cast<ArrayAttr>(attr)) {
-        if (auto i = dyn_cast<IntegerAttr>(e))
-          arr.push_back(i.getInt());
-        else
-          arr.push_back(cast<StringAttr>(e).str());
-      }
-      return arr;
-    };
-    k["grid"] = vec(desc.get("grid"));
-    if (auto params = desc.getAs<DictionaryAttr>("params")) {
-      llvm::json::Object ps;
-      for (NamedAttribute p : params)
-        ps[p.getName().strref()] = cast<IntegerAttr>(p.getValue()).getInt();
-      k["params"] = std::move(ps);
-    }
-    k["grid_rule"] = cast<StringAttr>(desc.get("grid_rule")).str();
-    k["block"] = vec(desc.get("block"));
-    llvm::json::Array args;
-    auto argDescs = cast<ArrayAttr>(desc.get("args"));
-    for (auto [i, attr] : llvm::enumerate(argDescs)) {
-      auto ad = cast<DictionaryAttr>(attr);
-      llvm::json::Object arg;
-      arg["index"] = static_cast<int64_t>(i);
-      arg["name"] = cast<StringAttr>(ad.get("name")).str();
-      arg["kind"] = cast<StringAttr>(ad.get("kind")).str();
-      arg["dtype"] = cast<StringAttr>(ad.get("dtype")).str();
-      arg["shape"] = vec(ad.get("shape"));
-      arg["access"] = cast<StringAttr>(ad.get("access")).str();
-      arg["meaning"] = cast<StringAttr>(ad.get("meaning")).str();
-      if (i < md.args.size()) {
-        const llvm::json::Object *m = md.args[i].getAsObject();
-        arg["offset"] = *m->get("offset");
-        arg["size"] = *m->get("size");
-        arg["value_kind"] = *m->get("value_kind");
-      }
-      args.push_back(std::move(arg));
+    llvm::json::Object k = uq::toJson(desc);
+    // Where each explicit argument lies in the kernarg segment.
+    llvm::json::Array &args = *k.getArray("args");
+    for (auto [i, a] : llvm::enumerate(args)) {
+      if (i >= md.args.size())
+        break;
+      llvm::json::Object &arg = *a.getAsObject();
+      const llvm::json::Object *m = md.args[i].getAsObject();
+      arg["offset"] = *m->get("offset");
+      arg["size"] = *m->get("size");
+      arg["value_kind"] = *m->get("value_kind");
     }
     // Hidden arguments the runtime fills follow the explicit ones.
     llvm::json::Array hidden;
-    for (size_t i = argDescs.size(); i < md.args.size(); ++i)
+    for (size_t i = desc.args.size(); i < md.args.size(); ++i)
       hidden.push_back(md.args[i]);
-    k["args"] = std::move(args);
     k["hidden_args"] = std::move(hidden);
     int64_t vgpr = md.fields["vgpr_count"].getAsInteger().value_or(0);
     int64_t agpr = md.fields["agpr_count"].getAsInteger().value_or(0);
@@ -531,14 +494,16 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
     if (failed(pm.run(module)) || diags.hasError())
       return diags.error("tiling into wave-level kernels failed");
   }
-  if (!module->getAttr("uq.kernels"))
-    return makeError(
-        from == InputStage::Ops
-            ? "the input has no uq op with a gfx950 kernel (uq.cache_write, "
-              "uq.decode_attention, uq.decode_attention_partial, "
-              "uq.merge_partitions)"
-            : "the input's kernels have no launch description (the module "
-              "attribute uq.kernels, docs/uq-compile.md)");
+  if (from == InputStage::Ops && !hasKernelDescriptions(module))
+    return makeError("the input has no uq op with a gfx950 kernel "
+                     "(uq.cache_write, uq.decode_attention, "
+                     "uq.decode_attention_partial, uq.merge_partitions)");
+  // The launch description is input like any other when another compiler
+  // wrote it (--from=wave|lanes|rocdl): checked before anything uses it.
+  FailureOr<std::vector<KernelDescription>> kernels =
+      readKernelDescriptions(module);
+  if (failed(kernels))
+    return diags.error("the kernels' launch description is malformed");
   if (options.emit == EmitStage::Wave) {
     result.output = printOp(module.getOperation());
     return result;
@@ -670,7 +635,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
     result.output = std::move(*isa);
     return result;
   }
-  auto json = describeKernels(module, *hsaco, options.chip);
+  auto json = describeKernels(*kernels, *hsaco, options.chip);
   if (!json)
     return json.takeError();
   result.output = std::move(*hsaco);

@@ -194,7 +194,7 @@ std::string formatAttrs(const AttentionProblem &pb) {
          ", layout = #uq.cache_layout<vllm_slot>}";
 }
 
-/// The optional operands of issue 13's options: ` k_mean %mk : T` style
+/// The optional operands of the accuracy options (docs/accuracy.md): ` k_mean %mk : T` style
 /// text for the cache write (\p withTypes) or ` k_mean %mk` for the
 /// attention.
 std::string meanOperands(const AttentionProblem &pb, bool withTypes) {
@@ -237,7 +237,7 @@ void shiftByMean(Tensor &t, const std::vector<float> &mean, int64_t hkv,
   }
 }
 
-/// Issue 13's channel means of a problem (AttentionProblem::kMean / vMean):
+/// The channel means of a problem (AttentionProblem::kMean / vMean):
 /// drawn from \p rng (after everything else, so that problems without them
 /// keep their data) and added to the key / value rows, which the cache
 /// write then centres again. Each mean stays empty when its option is off

@@ -1,8 +1,8 @@
 """uq: Python tools for the UltraQuant 4-bit KV cache.
 
 ``uq._uq`` is the native module (built by python-bindings/CMakeLists.txt):
-today the reference-library numerics (``uq.reference``); the compiler and
-emulator bindings (issue 6) are added to the same module. The pure-Python
+the reference-library numerics (``uq.reference``) and the compiler and
+emulator bindings. The pure-Python
 parts (``uq.quality``) import it lazily, so that data loading and the model
 work without it.
 """
@@ -26,7 +26,7 @@ def native():
     return _uq
 
 
-# Compiler and emulator (issue 6): uq/compiler.py.
+# Compiler and emulator: uq/compiler.py.
 from .compiler import (CompileError, CompileResult, compile,  # noqa: E402
                        compile_with_description, emulate, kernel_info,
                        run_pipeline)

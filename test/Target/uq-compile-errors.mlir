@@ -17,6 +17,11 @@
 // RUN: not test -e %t.norule.hsaco
 // RUN: not uq-compile %S/Inputs/wave-no-rule.mlir --emit=layouts -o - 2>&1 | FileCheck %s --check-prefix=NORULE
 // RUN: not uq-compile %S/Inputs/bad-ir.mlir --emit=wave -o - 2>&1 | FileCheck %s --check-prefix=BADIR
+// RUN: sed 's/<16x/<1024x/g' %S/wave-handwritten.mlir > %t.big1024.mlir
+// RUN: not uq-compile %t.big1024.mlir -o %t.big1024.hsaco 2>&1 | FileCheck %s --check-prefix=BIGTILE -DFILE=%t.big1024.mlir -DROWS=1024
+// RUN: not test -e %t.big1024.hsaco
+// RUN: sed 's/<16x/<4096x/g' %S/wave-handwritten.mlir > %t.big4096.mlir
+// RUN: not uq-compile %t.big4096.mlir --emit=lanes -o - 2>&1 | FileCheck %s --check-prefix=BIGTILE -DFILE=%t.big4096.mlir -DROWS=4096
 
 // uq-compile's errors: each names what is wrong, and nothing is written.
 // Errors about the input (also the chip and a module without kernels) are
@@ -35,6 +40,10 @@
 // NOLAUNCH: uq-compile-errors.mlir:0:0: error: the input's kernels have no launch description
 // NOLAUNCH2: wave-no-launch.mlir:2:1: error: the input's kernels have no launch description
 // NORULE: wave-no-rule.mlir:15:{{[0-9]+}}: error: {{.*}}has no lane-distribution rule
+// An MFMA tile of 1024 or 4096 rows (the hand-written wave kernel with 16
+// rows replaced) is checked against the MFMA table at the lane-layout stage,
+// not unrolled into tens of thousands of instructions.
+// BIGTILE: [[FILE]]:{{[0-9]+}}:{{[0-9]+}}: error: 'uq.scaled_mma' op cannot be distributed: the [[ROWS]]x32x128 tile's operands, scales and accumulator need {{[0-9]+}} registers per lane, more than the 512 of a gfx950 lane
 // NOKERNEL: no-kernel.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the input has no uq op with a gfx950 kernel
 func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>) -> tensor<1x4x128xf32> {
   %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x4x128xf32>

@@ -2,7 +2,7 @@
 # RUN: ld.lld -shared %t.o -o %t.hsaco
 # RUN: env PYTHONPATH=%uq_build/python-bindings %python %s %t.hsaco %S/../Emulator/Inputs | FileCheck %s
 
-# uq.emulate never kills the interpreter (issue 14): an access whose
+# uq.emulate never kills the interpreter (docs/robustness.md): an access whose
 # address wraps around 2^64, corrupted and truncated code objects, bad
 # geometry and a huge dynamic LDS request all raise Python exceptions, and
 # the interpreter keeps working afterwards.

@@ -3,7 +3,7 @@
 # uq-quality answers user errors with one usage line (exit 2, no traceback),
 # validates windows before the first forward pass, prints valid JSON with
 # --json, and evaluates another text and window list. Each block is a
-# regression test of a friction in issue 13.
+# regression test of a friction met in the accuracy study.
 import json
 import os
 import re

@@ -1,6 +1,6 @@
 # RUN: env PYTHONPATH=%uq_build/python-bindings %python %s
 
-# The accuracy study's format options of issue 13 on hand-made rows whose
+# The accuracy study's format options (docs/accuracy.md, section 6) on hand-made rows whose
 # expected values are worked out in the comments: K/V channel means (kmean,
 # vmean), q/k and V balance scales (kbal, vbal), FP6 E2M3 and FP4 with E4M3
 # scales, K and V in different formats (KSPEC|VSPEC), the bits accounting and

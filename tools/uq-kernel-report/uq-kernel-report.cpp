@@ -60,7 +60,9 @@ static cl::opt<bool> vScaleE4M3(
              "value format, docs/accuracy.md's vs=e4m3) instead of UE8M0"),
     cl::init(false), cl::cat(category));
 
-static cl::OptionCategory ladderCat("Ladder and kernel table");
+static cl::OptionCategory
+    ladderCat("Benchmark mode --ladder: decode-step ladder and kernel table "
+              "(uq-kernel-report)");
 static cl::opt<bool> ladder(
     "ladder",
     cl::desc("Predict decode-step times of the bf16, fp8 and uq4 kernels "
@@ -256,16 +258,23 @@ static int runLadderOrTable(int argc, char **argv) {
   }
   return 0;
 }
+static cl::OptionCategory
+    prefillCat("Benchmark mode --prefill: a long prefill (uq-kernel-report)");
 static cl::opt<bool> prefill(
-    "prefill", cl::desc("Report a long prefill (uq.paged_attention) on the "
-                        "timing model instead (PrefillReport.cpp)"));
+    "prefill",
+    cl::desc("Report a long prefill (uq.paged_attention) on the "
+             "timing model instead (PrefillReport.cpp)"),
+    cl::cat(prefillCat));
 static cl::opt<int64_t> newTokens("new-tokens", cl::init(4096),
-                                  cl::desc("--prefill: new query tokens"));
-static cl::opt<int64_t> prefixTokens(
-    "prefix", cl::init(32768), cl::desc("--prefill: cached prefix tokens"));
+                                  cl::desc("--prefill: new query tokens"),
+                                  cl::cat(prefillCat));
+static cl::opt<int64_t> prefixTokens("prefix", cl::init(32768),
+                                     cl::desc("--prefill: cached prefix tokens"),
+                                     cl::cat(prefillCat));
 static cl::opt<int64_t> prefillWavesOpt(
     "prefill-waves", cl::init(4),
-    cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"));
+    cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"),
+    cl::cat(prefillCat));
 
 // --calibrate (Calibrate.cpp): the timing model against AMD's measured
 // AITER kernels.
@@ -324,7 +333,7 @@ static int error(const llvm::Twine &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  uq::hideUnrelatedOptions(category);
+  uq::hideUnrelatedOptions({&category, &ladderCat, &prefillCat});
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
   if (!calibrate && (calibrateQuick || calibrateOverlap ||
                      calibrateJson.getNumOccurrences() ||

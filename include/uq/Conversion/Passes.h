@@ -7,7 +7,7 @@
 #ifndef UQ_CONVERSION_PASSES_H
 #define UQ_CONVERSION_PASSES_H
 
-#include "uq/Conversion/UQToLinalg/UQToLinalg.h"
+#include "uq/Codegen/RotationArithmetic.h"
 
 #include "mlir/Pass/Pass.h"
 

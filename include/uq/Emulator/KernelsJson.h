@@ -2,9 +2,11 @@
 //
 // uq-compile writes OUT.hsaco.json next to each code object
 // (docs/uq-compile.md): per kernel its block and, per explicit argument, its
-// kind, dtype and shape. This turns that file into the emulator's ArgSpecs
-// so a launch can be checked before it runs (exact buffer sizes, symbolic
-// dimensions resolved from by-value arguments).
+// kind, dtype and shape. The one reader of that file is
+// uq::parseKernelDescriptionsJson (uq/Codegen/KernelDescription.h); this
+// turns what it reads into the emulator's launch view, ArgSpecs with the
+// symbolic sizes resolved to argument indices, so a launch can be checked
+// before it runs (exact buffer sizes, sizes from by-value arguments).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,9 +17,14 @@
 
 #include <map>
 
+namespace uq {
+struct KernelDescription;
+} // namespace uq
+
 namespace uq::emu {
 
-/// One kernel of the JSON.
+/// One kernel of the JSON as the emulator launches it (launchView of the
+/// shared description).
 struct KernelDescription {
   std::string name;
   /// The `block` the kernel is compiled for, when the JSON gives one.
@@ -66,10 +73,15 @@ void returnBuffers(const KernelDescription &kernel,
                    std::vector<KernelArg> &args, BufferMap &buffers);
 
 /// Bytes of one element of `dtype` ("bf16", "f32", "i64", "u8", ...), or 0
-/// for an unknown name.
+/// for an unknown name (uq::dtypeBytes).
 unsigned dtypeSize(llvm::StringRef dtype);
 
-/// Parses the JSON text. Errors name the kernel and argument at fault.
+/// The launch view of a description that obeys
+/// uq::verifyKernelDescription's rules (every name it uses resolves).
+KernelDescription launchView(const uq::KernelDescription &kernel);
+
+/// Parses the JSON text with uq::parseKernelDescriptionsJson. Errors name
+/// the kernel and argument at fault.
 llvm::Expected<std::vector<KernelDescription>>
 parseKernelsJson(llvm::StringRef text);
 

@@ -30,6 +30,10 @@ namespace uq {
 /// nor a generic option (--help, --version, ...); --help-hidden still lists
 /// them.
 void hideUnrelatedOptions(llvm::cl::OptionCategory &category);
+/// The same for a tool whose options fall into several categories (its
+/// modes, say), each named to sort before "Generic Options".
+void hideUnrelatedOptions(
+    llvm::ArrayRef<const llvm::cl::OptionCategory *> categories);
 
 } // namespace uq
 

@@ -89,7 +89,7 @@ struct AttentionProblem {
   /// sequence-major token order; sinks [q heads]. With dtype bf16 the values
   /// must be bf16-representable.
   std::vector<float> query, key, value, sinkValues;
-  /// Issue 13's format options (docs/accuracy.md; UltraQuant only): random
+  /// The accuracy options (docs/accuracy.md; UltraQuant only): random
   /// per-(KV head, channel) means of standard deviation meanScale are added
   /// to the keys (values), and the cache write subtracts them (k_mean /
   /// v_mean operands of uq.cache_write and uq.decode_attention).

@@ -26,7 +26,7 @@
 #include "uq/Conversion/Passes.h"
 #include "uq/Dialect/UQ/IR/UQ.h"
 
-#include "Numerics.h"
+#include "uq/Codegen/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -46,7 +46,7 @@ namespace uq {
 
 using namespace mlir;
 using namespace uq;
-using uq::detail::ScalarEmitter;
+using uq::ScalarEmitter;
 
 namespace {
 

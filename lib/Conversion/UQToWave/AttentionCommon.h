@@ -13,7 +13,7 @@
 
 #include "Kernels.h"
 
-#include "../UQToLinalg/Numerics.h"
+#include "uq/Codegen/Numerics.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -25,7 +25,7 @@ namespace uq::wave::detail {
 
 using namespace mlir;
 using arith::CmpIPredicate;
-using uq::detail::ScalarEmitter;
+using uq::ScalarEmitter;
 
 constexpr float kLog2e = 1.4426950408889634f;
 
@@ -215,9 +215,10 @@ struct FormatOps {
       // Rows over 16 lanes (4 lanes per row; 2 for 2-byte rows), as the
       // MFMA operands hold them: the block ids' [t / bs x bs] expansion
       // (blockIdsOfTile) merges into that row layout.
-      bytes.getDefiningOp()->setAttr(
-          "uq.lanes_per_row", w.b.getI64IntegerAttr(std::min<int64_t>(
-                                  4, std::max<int64_t>(1, r.cols))));
+      stage_attrs::lanesPerRow.set(
+          bytes.getDefiningOp(),
+          w.b.getI64IntegerAttr(
+              std::min<int64_t>(4, std::max<int64_t>(1, r.cols))));
       out.push_back(bytes);
     }
     lds = buf;
@@ -474,7 +475,7 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
 }
 
 //===----------------------------------------------------------------------===//
-// Issue 13's options: per-32 query scales, channel means (docs/accuracy.md)
+// The accuracy options: per-32 query scales, channel means (docs/accuracy.md)
 //===----------------------------------------------------------------------===//
 
 /// The query kernel's scale bytes of 16 query rows as the MFMA's A scales

@@ -17,7 +17,7 @@
 
 #include "AttentionCommon.h"
 
-#include "../UQToLinalg/Numerics.h"
+#include "uq/Codegen/Numerics.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -32,7 +32,7 @@ using namespace mlir;
 using namespace uq;
 using namespace uq::wave;
 using arith::CmpIPredicate;
-using uq::detail::ScalarEmitter;
+using uq::ScalarEmitter;
 
 std::string AttentionConfig::queryWorkspaceDtype() const {
   return kFormat.getElement() == ElementCode::bf16 ? "bf16" : "u8";
@@ -41,7 +41,7 @@ std::string AttentionConfig::queryWorkspaceDtype() const {
 gpu::GPUFuncOp uq::wave::createKernel(OpBuilder &b, Location loc,
                                       const KernelSpec &spec) {
   MLIRContext *ctx = b.getContext();
-  auto type = FunctionType::get(ctx, spec.argTypes(ctx), {});
+  auto type = FunctionType::get(ctx, kernelArgumentTypes(spec, ctx), {});
   auto func = gpu::GPUFuncOp::create(b, loc, spec.name, type);
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
@@ -280,7 +280,7 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
         Value mt = lw.reduceRows(vector::CombiningKind::MAXIMUMF, x, m);
         // A NaN logit makes p, the row sum and the output NaN whatever the
         // max is, so the max may skip it (cheaper cross-lane steps).
-        mt.getDefiningOp()->setAttr("uq.max_ignores_nan", lb.getUnitAttr());
+        stage_attrs::maxIgnoresNaN.set(mt.getDefiningOp());
         Value alpha = math::Exp2Op::create(
             lb, loc, arith::SubFOp::create(lb, loc, m, mt));
         Value p = math::Exp2Op::create(
@@ -290,7 +290,7 @@ gpu::GPUFuncOp uq::wave::buildPartialKernel(OpBuilder &b, Location loc,
             arith::MulFOp::create(lb, loc, l, alpha));
         // The row sum of P may be summed in any order (the bound of the
         // kernel's P rounding covers it); the distribution saves shuffles.
-        lsum.getDefiningOp()->setAttr("uq.reassociate", lb.getUnitAttr());
+        stage_attrs::reassociate.set(lsum.getDefiningOp());
         float ps = fmt.pScale();
         if (ps != 1.0f)
           p = arith::MulFOp::create(

@@ -13,7 +13,7 @@
 
 #include "Kernels.h"
 
-#include "../UQToLinalg/Numerics.h"
+#include "uq/Codegen/Numerics.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -23,7 +23,7 @@ using namespace mlir;
 using namespace uq;
 using namespace uq::wave;
 using arith::CmpIPredicate;
-using uq::detail::ScalarEmitter;
+using uq::ScalarEmitter;
 
 namespace {
 
@@ -150,7 +150,8 @@ void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
                           ValueRange{w.add(slot, w.idx(scaleOff))});
 }
 
-/// The k_mean / v_mean arguments (issue 13's channel means), after the
+/// The k_mean / v_mean arguments (the channel means of docs/accuracy.md),
+/// after the
 /// scalars so that the other arguments keep their positions.
 void addMeanArgs(const CacheWriteConfig &cfg, KernelSpec &spec) {
   const int64_t d = cfg.headDim, hkv = cfg.numKVHeads;

@@ -14,16 +14,22 @@
 
 #include "WaveBuilder.h"
 
+#include "uq/Codegen/MFMA.h"
+#include "uq/Codegen/StageAttrs.h"
 #include "uq/Dialect/UQ/IR/UQ.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace uq::wave {
 
+/// The MFMAs the kernels are tiled for (uq/Codegen/MFMA.h): the scaled one
+/// for QK, the 16x16x32 one for PV.
+inline constexpr const gfx950::Intrinsic &kQKMfma = gfx950::kScaled16x16x128;
+inline constexpr const gfx950::Intrinsic &kPVMfma = gfx950::k16x16x32;
 /// Query rows per MFMA tile: one KV head's GQA group fills them.
-constexpr int64_t kRows = 16;
-/// K of one scaled MFMA (16x16x128): the query/key tiles are padded to it.
-constexpr int64_t kMfmaK = 128;
+constexpr int64_t kRows = kQKMfma.m;
+/// K of one scaled MFMA: the query/key tiles are padded to it.
+constexpr int64_t kMfmaK = kQKMfma.k;
 
 /// What an attention kernel is compiled for.
 struct AttentionConfig {
@@ -41,8 +47,8 @@ struct AttentionConfig {
   /// Element type of the query input and of the attention result.
   mlir::Type queryType, resultType;
   bool sinks = false;
-  /// Issue 13's format options (docs/accuracy.md), each an extra argument
-  /// at the end of the kernels that use it:
+  /// The accuracy options (docs/accuracy.md, section 6), each an extra
+  /// argument at the end of the kernels that use it:
   ///  - scaledQuery (query_precision = fp8_e4m3_scaled): the query kernel
   ///    writes one UE8M0 scale per 32 channels (`query_scales`), the partial
   ///    kernel passes them as the scaled MFMA's A scales;

@@ -52,17 +52,16 @@ int64_t uq::wave::prefillTokensPerTile(const AttentionConfig &cfg) {
   return cfg.prefillWaves * (kRows / cfg.group());
 }
 
-gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
-                                            const AttentionConfig &cfg,
-                                            KernelSpec &spec) {
+namespace {
+
+/// The prefill kernel's launch description (arguments, grid and its rule,
+/// block, parameters).
+void describePrefillKernel(const AttentionConfig &cfg, KernelSpec &spec) {
   const int64_t d = cfg.headDim, hq = cfg.numQHeads, hkv = cfg.numKVHeads;
   const int64_t bs = cfg.blockSize, sb = cfg.slotBytes, t = cfg.tileTokens;
-  const int64_t g = cfg.group();
-  // W waves of 16 rows: tpw tokens per wave, tpt per workgroup.
   const int64_t waves = cfg.prefillWaves;
-  const int64_t tpw = kRows / g;
+  const int64_t tpw = kRows / cfg.group();
   const int64_t tpt = prefillTokensPerTile(cfg);
-  assert(waves >= 1 && t % waves == 0 && "the waves split the key tile");
   spec.name = cfg.base + "_prefill";
   spec.block = {64 * waves, 1, 1};
   spec.op = "paged_attention_partial";
@@ -120,25 +119,80 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
       "(num_query_tiles, num_kv_heads, num_partitions); num_query_tiles >= "
       "num_tokens / tokens_per_tile + num_seqs + 2; any num_partitions >= 1 "
       "is correct";
+}
 
-  gpu::GPUFuncOp f = createKernel(b, loc, spec);
-  WaveBuilder w(b, loc);
-  Value tile = w.blockId(gpu::Dimension::x);
-  Value kvh = w.blockId(gpu::Dimension::y);
-  Value part = w.blockId(gpu::Dimension::z);
-  Value numTokens = arg(f, spec, w, "num_tokens");
-  Value numBlocks = arg(f, spec, w, "num_blocks");
-  Value maxBlocks = arg(f, spec, w, "max_blocks");
-  Value numParts = arg(f, spec, w, "num_partitions");
-  Value numTiles = arg(f, spec, w, "num_query_tiles");
-  Value c0 = w.idx(0), c1 = w.idx(1), ctpt = w.idx(tpt);
+/// The steps of the prefill kernel's body, in the order they emit IR, and
+/// what one step computes for the next.
+struct PrefillSteps {
+  PrefillSteps(OpBuilder &b, Location loc, const AttentionConfig &cfg,
+               KernelSpec &spec, gpu::GPUFuncOp f, WaveBuilder &w)
+      : b(b), loc(loc), cfg(cfg), spec(spec), f(f), w(w), d(cfg.headDim),
+        hq(cfg.numQHeads), hkv(cfg.numKVHeads), bs(cfg.blockSize),
+        sb(cfg.slotBytes), t(cfg.tileTokens), g(cfg.group()),
+        waves(cfg.prefillWaves), tpw(kRows / g),
+        tpt(prefillTokensPerTile(cfg)) {}
+
+  /// The workgroup's coordinates and sizes; the body runs for a workgroup
+  /// inside the grid only.
+  void guardWorkgroup();
+  /// The extended sequence and the tokens [tok0, tokEnd) of this query
+  /// tile (a scan over query_start_loc); the rest runs for a tile with
+  /// tokens only.
+  void selectQueryTile();
+  /// The sequence's length and the keys [start, end) any row of the tile
+  /// sees in this partition (causal, windowed), from a tile-aligned start.
+  void keyRange();
+  /// This wave's 16 MFMA rows: token and query head of each row, the mask
+  /// of real rows, their offsets in [T, Hq, D].
+  void waveRows();
+  /// The query, the key/value tiles (through LDS for W > 1 waves) and the
+  /// online softmax over the key loop; then writePartials. One step: the
+  /// loop body shares the tile's values with the double buffering around
+  /// it.
+  void keyLoop();
+  /// The partition's normalised output, max and sum of each real row.
+  void writePartials(scf::ForOp loop, float pScale, Value mInit, Value lInit);
+
+  OpBuilder &b;
+  Location loc;
+  const AttentionConfig &cfg;
+  KernelSpec &spec;
+  gpu::GPUFuncOp f;
+  WaveBuilder &w;
+  // W waves of 16 rows: tpw tokens per wave, tpt per workgroup.
+  const int64_t d, hq, hkv, bs, sb, t, g, waves, tpw, tpt;
+  // guardWorkgroup
+  Value tile, kvh, part, numTokens, numBlocks, maxBlocks, numParts, numTiles;
+  Value c0, c1, ctpt, numSeqs;
+  // selectQueryTile
+  Value eSel, beginSel, endSel, tok0, tokEnd;
+  // keyRange
+  Value seq, len, qLen, start, end, loopStart;
+  // waveRows
+  Value wave, rowMask, tokOfRow, rowHeads, rowOffsets;
+};
+
+void PrefillSteps::guardWorkgroup() {
+  tile = w.blockId(gpu::Dimension::x);
+  kvh = w.blockId(gpu::Dimension::y);
+  part = w.blockId(gpu::Dimension::z);
+  numTokens = arg(f, spec, w, "num_tokens");
+  numBlocks = arg(f, spec, w, "num_blocks");
+  maxBlocks = arg(f, spec, w, "max_blocks");
+  numParts = arg(f, spec, w, "num_partitions");
+  numTiles = arg(f, spec, w, "num_query_tiles");
+  c0 = w.idx(0);
+  c1 = w.idx(1);
+  ctpt = w.idx(tpt);
   // Sequences: the smallest of the operands' counts (the input policy).
-  Value numSeqs = w.max(w.min(arg(f, spec, w, "num_seqs"),
+  numSeqs = w.max(w.min(arg(f, spec, w, "num_seqs"),
                               w.sub(arg(f, spec, w, "num_query_starts"), c1)),
                         c0);
   guardBody(w, w.andi(w.cmp(CmpIPredicate::ult, tile, numTiles),
                       w.cmp(CmpIPredicate::ult, part, numParts)));
+}
 
+void PrefillSteps::selectQueryTile() {
   Value qsl = arg(f, spec, w, "query_start_loc");
   // b[s] = min(T, max(0, qsl[0..s])) as a running maximum.
   auto clampT = [&](WaveBuilder &lw, Value v) {
@@ -153,7 +207,9 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
       clampT(w, memref::LoadOp::create(b, loc, qsl, ValueRange{c0})),
       numTokens);
   // e = 0: begins at token 0, start 0 <= every tile.
-  Value eSel = c0, beginSel = c0, endSel = b0;
+  eSel = c0;
+  beginSel = c0;
+  endSel = b0;
   {
     auto scan = scf::ForOp::create(
         b, loc, c0, numSeqs, c1, ValueRange{b0, eSel, beginSel, endSel},
@@ -186,8 +242,8 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   }
   // The tile's tokens [tok0, tokEnd) of its extended sequence.
   Value startSel = w.add(w.divu(beginSel, ctpt), eSel);
-  Value tok0 = w.add(beginSel, w.mul(w.sub(tile, startSel), ctpt));
-  Value tokEnd = w.min(endSel, w.add(tok0, ctpt));
+  tok0 = w.add(beginSel, w.mul(w.sub(tile, startSel), ctpt));
+  tokEnd = w.min(endSel, w.add(tok0, ctpt));
   {
     // The rest runs only for a tile with tokens (inside the first guard:
     // no second return).
@@ -196,16 +252,18 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
                                   /*withElse=*/false);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
   }
+}
 
+void PrefillSteps::keyRange() {
   // A real sequence s = e - 1 (0 <= s < numSeqs) has keys; the two extra
   // ones have none.
   Value isReal = w.andi(w.cmp(CmpIPredicate::uge, eSel, c1),
                         w.cmp(CmpIPredicate::ule, eSel, numSeqs));
-  Value seq = w.select(isReal, w.sub(eSel, c1), c0);
+  seq = w.select(isReal, w.sub(eSel, c1), c0);
   Value noBlocks = w.cmp(CmpIPredicate::sle, numBlocks, c0);
   Value capacity =
       w.select(noBlocks, c0, w.mul(w.max(maxBlocks, c0), w.idx(bs)));
-  Value len = c0;
+  len = c0;
   {
     auto ifOp = scf::IfOp::create(b, loc, b.getIndexType(), isReal,
                                   /*withElse=*/true);
@@ -221,7 +279,7 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   len = w.min(w.max(len, c0), capacity);
   // Query token i of the sequence sits at len - q + i; as an offset from the
   // token index: position = token + (len - q - begin) = token + shift.
-  Value qLen = w.sub(endSel, beginSel);
+  qLen = w.sub(endSel, beginSel);
   Value first = w.sub(tok0, beginSel);
   Value last = w.sub(w.sub(tokEnd, beginSel), c1);
   // Positions may be negative: signed index arithmetic.
@@ -236,16 +294,18 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
   Value isLast = w.cmp(CmpIPredicate::eq, part, w.sub(numParts, c1));
   Value pEnd =
       w.select(isLast, hi, w.min(hi, w.add(pStart, w.idx(cfg.partitionSize))));
-  Value start = w.max(lo, pStart);
-  Value end = w.max(pEnd, start);
+  start = w.max(lo, pStart);
+  end = w.max(pEnd, start);
   // Tiles are aligned to t (blockIdsOfTile reads one table entry per block).
-  Value loopStart = w.mul(w.divu(start, w.idx(t)), w.idx(t));
+  loopStart = w.mul(w.divu(start, w.idx(t)), w.idx(t));
+}
 
+void PrefillSteps::waveRows() {
   // Wave `wave` of the workgroup owns the tokens [waveTok0, waveTok0 +
   // tpw) of [tok0, tokEnd); a wave past tokEnd has no rows (it still copies
   // its share of every key tile and meets every barrier). The key range
   // above is the workgroup's: the same loop in every wave.
-  Value wave = waves > 1 ? gpu::SubgroupIdOp::create(b, loc, IntegerAttr())
+  wave = waves > 1 ? gpu::SubgroupIdOp::create(b, loc, IntegerAttr())
                                .getResult()
                          : c0;
   Value waveTok0 = w.add(tok0, w.mul(wave, w.idx(tpw)));
@@ -273,24 +333,29 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
       b, loc, w.vec({kRows}, b.getIndexType()),
       arith::FPToSIOp::create(b, loc, w.vec({kRows}, i32), rowTokF));
   Value rowHead = w.sub(rows, w.mul(rowTok, w.splat(w.idx(g), {kRows})));
-  Value rowMask = w.andi(
+  rowMask = w.andi(
       w.cmp(CmpIPredicate::ult, rowTok, w.splat(w.idx(tpw), {kRows})),
       w.cmp(CmpIPredicate::ult, w.add(w.splat(waveTok0, {kRows}), rowTok),
             w.splat(tokEnd, {kRows})));
   // Masked rows point at the workgroup's first row (they are not read).
-  Value tokOfRow =
+  tokOfRow =
       w.select(rowMask, w.add(w.splat(waveTok0, {kRows}), rowTok),
                w.splat(tok0, {kRows}));
   Value headOfRow = w.add(w.splat(w.mul(kvh, w.idx(g)), {kRows}),
                           w.select(rowMask, rowHead, w.splat(c0, {kRows})));
-  Value rowHeads = w.add(w.mul(tokOfRow, w.splat(w.idx(hq), {kRows})),
+  rowHeads = w.add(w.mul(tokOfRow, w.splat(w.idx(hq), {kRows})),
                          headOfRow);
-  Value rowOffsets = w.mul(rowHeads, w.splat(w.idx(d), {kRows}));
+  rowOffsets = w.mul(rowHeads, w.splat(w.idx(d), {kRows}));
+}
+
+void PrefillSteps::keyLoop() {
+  Type f32 = b.getF32Type();
+  Type i32 = b.getI32Type();
   Value cache = arg(f, spec, w, "cache");
   Value tables = arg(f, spec, w, "block_tables");
   FormatOps fmt{cfg, w, cache, arg(f, spec, w, "query_prepared"), t, d};
   Value q = fmt.loadQuery(rowOffsets, rowMask);
-  // Issue 13's options, as decode's partial kernel: per-32 query scales as
+  // The accuracy options, as decode's partial kernel: per-32 query scales as
   // the MFMA's A scales, q . rot(k_mean) added to every logit of its row.
   if (cfg.scaledQuery && cfg.kFormat.getElement() != ElementCode::bf16)
     fmt.queryScales = loadQueryScales(w, cfg, arg(f, spec, w, "query_scales"),
@@ -437,7 +502,7 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
             arith::SubFOp::create(lb, loc, x, lw.broadcastRows(mRef, t)));
         Value lsum = lw.reduceRows(vector::CombiningKind::ADD, p,
                                    arith::MulFOp::create(lb, loc, l, alpha));
-        lsum.getDefiningOp()->setAttr("uq.reassociate", lb.getUnitAttr());
+        stage_attrs::reassociate.set(lsum.getDefiningOp());
         float ps = fmt.pScale();
         if (ps != 1.0f)
           p = arith::MulFOp::create(
@@ -455,15 +520,20 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
         scf::YieldOp::create(lb, loc, ValueRange{mt, lsum, accNew});
       });
 
+  writePartials(loop, fmt.pScale(), mInit, lInit);
+}
+
+void PrefillSteps::writePartials(scf::ForOp loop, float pScale, Value mInit,
+                                 Value lInit) {
   // A row that saw no key (m = -inf) writes 0, -inf, 0; a NaN row stays
   // NaN.
   Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
   Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
                                       mInit);
   Value lScaled = l;
-  if (fmt.pScale() != 1.0f)
+  if (pScale != 1.0f)
     lScaled = arith::MulFOp::create(
-        b, loc, l, w.constSplat(b.getF32FloatAttr(fmt.pScale()), {kRows}));
+        b, loc, l, w.constSplat(b.getF32FloatAttr(pScale), {kRows}));
   // Its accumulator is 0 (every P was 0): divide by 1 instead of 0.
   lScaled = w.select(empty, w.constSplat(b.getF32FloatAttr(1.0f), {kRows}),
                      lScaled);
@@ -482,5 +552,23 @@ gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
                             ValueRange{c0}, rowIdx, rowMask, mNat);
   vector::ScatterOp::create(b, loc, Type(), arg(f, spec, w, "partial_sum"),
                             ValueRange{c0}, rowIdx, rowMask, sum);
+}
+
+} // namespace
+
+gpu::GPUFuncOp uq::wave::buildPrefillKernel(OpBuilder &b, Location loc,
+                                            const AttentionConfig &cfg,
+                                            KernelSpec &spec) {
+  assert(cfg.prefillWaves >= 1 && cfg.tileTokens % cfg.prefillWaves == 0 &&
+         "the waves split the key tile");
+  describePrefillKernel(cfg, spec);
+  gpu::GPUFuncOp f = createKernel(b, loc, spec);
+  WaveBuilder w(b, loc);
+  PrefillSteps steps(b, loc, cfg, spec, f, w);
+  steps.guardWorkgroup();
+  steps.selectQueryTile();
+  steps.keyRange();
+  steps.waveRows();
+  steps.keyLoop();
   return f;
 }

@@ -185,7 +185,8 @@ struct Host {
 
   /// The query kernel's workspaces and launch over \p numRows rows of
   /// [rows, Hq, D] (sequences for decode, tokens for paged attention): the
-  /// prepared query and issue 13's per-32 query scales and q . rot(k_mean)
+  /// prepared query and the accuracy options' per-32 query scales and
+  /// q . rot(k_mean)
   /// (null unless the configuration has them).
   struct QueryWorkspaces {
     Value prepared, scales, bias;
@@ -256,7 +257,7 @@ private:
     b.setInsertionPointToEnd(&m.getBodyRegion().front());
     KernelSpec spec;
     gpu::GPUFuncOp f = build(b, loc, cfg, spec);
-    specs.push_back(spec.toAttr(&getContext()));
+    specs.push_back(std::move(spec));
     return f;
   }
   LogicalResult lowerCacheWrite(CacheWriteOp op, StringRef base);
@@ -267,7 +268,7 @@ private:
                                              int64_t partition);
 
   gpu::GPUModuleOp kernels;
-  SmallVector<Attribute> specs;
+  std::vector<KernelSpec> specs;
 };
 
 gpu::GPUModuleOp ConvertUQToWavePass::kernelModule() {
@@ -368,8 +369,8 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     if (succeeded(ok) && attn.getVMean())
       ok = op->emitOpError()
            << "has no GPU kernel for v_mean: the GPU path adds the value "
-              "mean in uq.decode_attention's merge kernel; use "
-              "uq.decode_attention, or add v_mean after uq.merge_partitions";
+              "mean in uq.decode_attention's merge kernel; use uq."
+              "decode_attention, or add v_mean after uq.merge_partitions";
   } else if (auto attn = dyn_cast<PagedAttentionOp>(op)) {
     ok = fill(attn);
     cfg.resultType =
@@ -395,7 +396,7 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
            << "prefill-waves " << prefillWaves.getValue()
            << " is not supported (1, 2, 4 or 8 waves per workgroup: each "
               "wave copies 32 / W tokens of every key tile)";
-  if (tileTokens != 32)
+  if (tileTokens != kPVMfma.k)
     return op->emitOpError() << "tile-tokens " << tileTokens.getValue()
                              << " is not supported (32: two 16-key MFMA "
                                 "columns, one K = 32 step of the PV MFMA)";
@@ -584,11 +585,7 @@ void ConvertUQToWavePass::runOnOperation() {
     return;
   module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                   UnitAttr::get(&getContext()));
-  SmallVector<Attribute> all;
-  if (auto existing = module->getAttrOfType<ArrayAttr>("uq.kernels"))
-    all.append(existing.begin(), existing.end());
-  all.append(specs.begin(), specs.end());
-  module->setAttr("uq.kernels", ArrayAttr::get(&getContext(), all));
+  appendKernelDescriptions(module, specs);
 }
 
 } // namespace

@@ -4,90 +4,9 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace uq::wave;
-
-//===----------------------------------------------------------------------===//
-// Kernel descriptions
-//===----------------------------------------------------------------------===//
-
-Type uq::wave::dtypeToType(MLIRContext *ctx, llvm::StringRef dtype) {
-  Builder b(ctx);
-  return llvm::StringSwitch<Type>(dtype)
-      .Case("bf16", b.getBF16Type())
-      .Case("f16", b.getF16Type())
-      .Case("f32", b.getF32Type())
-      .Case("i32", b.getI32Type())
-      .Case("i64", b.getI64Type())
-      .Case("u8", b.getI8Type())
-      .Default(Type());
-}
-
-std::string uq::wave::typeToDtype(Type type) {
-  if (type.isBF16())
-    return "bf16";
-  if (type.isF16())
-    return "f16";
-  if (type.isF32())
-    return "f32";
-  if (type.isInteger(32))
-    return "i32";
-  if (type.isInteger(64))
-    return "i64";
-  if (type.isInteger(8))
-    return "u8";
-  return "";
-}
-
-SmallVector<Type> KernelSpec::argTypes(MLIRContext *ctx) const {
-  SmallVector<Type> types;
-  for (const ArgSpec &a : args) {
-    Type elem = dtypeToType(ctx, a.dtype);
-    if (a.kind == "by_value")
-      types.push_back(elem);
-    else
-      types.push_back(MemRefType::get({ShapedType::kDynamic}, elem));
-  }
-  return types;
-}
-
-DictionaryAttr KernelSpec::toAttr(MLIRContext *ctx) const {
-  Builder b(ctx);
-  auto dims = [&](ArrayRef<Dim> ds) {
-    SmallVector<Attribute> out;
-    for (const Dim &d : ds)
-      out.push_back(d.isSymbolic() ? Attribute(b.getStringAttr(d.name))
-                                   : Attribute(b.getI64IntegerAttr(d.value)));
-    return b.getArrayAttr(out);
-  };
-  SmallVector<Attribute> argAttrs;
-  for (const ArgSpec &a : args) {
-    SmallVector<NamedAttribute> f = {
-        b.getNamedAttr("name", b.getStringAttr(a.name)),
-        b.getNamedAttr("kind", b.getStringAttr(a.kind)),
-        b.getNamedAttr("dtype", b.getStringAttr(a.dtype)),
-        b.getNamedAttr("shape", dims(a.shape)),
-        b.getNamedAttr("access", b.getStringAttr(a.access)),
-        b.getNamedAttr("meaning", b.getStringAttr(a.meaning))};
-    argAttrs.push_back(b.getDictionaryAttr(f));
-  }
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("name", b.getStringAttr(name)),
-      b.getNamedAttr("op", b.getStringAttr(op)),
-      b.getNamedAttr("grid", dims(grid)),
-      b.getNamedAttr("grid_rule", b.getStringAttr(gridRule)),
-      b.getNamedAttr("block", b.getDenseI64ArrayAttr(block)),
-      b.getNamedAttr("params", [&] {
-        SmallVector<NamedAttribute> ps;
-        for (auto &[k, v] : params)
-          ps.push_back(b.getNamedAttr(k, b.getI64IntegerAttr(v)));
-        return b.getDictionaryAttr(ps);
-      }()),
-      b.getNamedAttr("args", b.getArrayAttr(argAttrs))};
-  return b.getDictionaryAttr(fields);
-}
 
 //===----------------------------------------------------------------------===//
 // WaveBuilder

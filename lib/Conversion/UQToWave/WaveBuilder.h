@@ -2,72 +2,29 @@
 //
 // Small helpers over OpBuilder for the wave-level kernels of
 // convert-uq-to-wave: scalar index arithmetic, whole-wave vectors of indices
-// and masks, row/column broadcasts and reductions of 2-D tiles, and the
-// kernel ABI description each kernel carries to uq-compile's JSON.
+// and masks, row/column broadcasts and reductions of 2-D tiles; the kernel
+// description each kernel carries to uq-compile's JSON is the floor's
+// (uq/Codegen/KernelDescription.h).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef UQ_LIB_CONVERSION_UQTOWAVE_WAVEBUILDER_H
 #define UQ_LIB_CONVERSION_UQTOWAVE_WAVEBUILDER_H
 
+#include "uq/Codegen/KernelsAttr.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
-#include <string>
-#include <variant>
-
 namespace uq::wave {
 
-/// One dimension of a kernel argument's shape: a size fixed at compile time
-/// or the name of the scalar kernel argument that holds it.
-struct Dim {
-  int64_t value = 0;
-  std::string name;
-  Dim(int64_t v) : value(v) {}
-  Dim(const char *n) : name(n) {}
-  Dim(std::string n) : name(std::move(n)) {}
-  bool isSymbolic() const { return !name.empty(); }
-};
-
-/// One explicit kernel argument as the kernel JSON describes it.
-struct ArgSpec {
-  std::string name;
-  /// "global_buffer" or "by_value".
-  std::string kind;
-  /// bf16, f16, f32, i32, i64, u8.
-  std::string dtype;
-  llvm::SmallVector<Dim> shape;
-  /// read, write, read_write (buffers); value (scalars).
-  std::string access;
-  std::string meaning;
-};
-
-/// The launch description of one kernel (docs/uq-compile.md).
-struct KernelSpec {
-  std::string name;
-  /// The uq op it implements a part of ("decode_attention_partial", ...).
-  std::string op;
-  std::vector<ArgSpec> args;
-  /// Workgroups per grid dimension.
-  std::array<Dim, 3> grid = {Dim(1), Dim(1), Dim(1)};
-  std::string gridRule;
-  std::array<int64_t, 3> block = {64, 1, 1};
-  /// Sizes compiled into the kernel that a caller needs to size its
-  /// buffers and grid (head_dim, block_size, partition_size, ...).
-  std::vector<std::pair<std::string, int64_t>> params;
-
-  /// The kernel's MLIR type of each argument, in order.
-  llvm::SmallVector<mlir::Type> argTypes(mlir::MLIRContext *ctx) const;
-  /// The dictionary stored in the module's `uq.kernels` attribute.
-  mlir::DictionaryAttr toAttr(mlir::MLIRContext *ctx) const;
-};
-
-/// Element type of a JSON dtype name ("u8" is i8).
-mlir::Type dtypeToType(mlir::MLIRContext *ctx, llvm::StringRef dtype);
-/// JSON dtype name of an element type ("" if none).
-std::string typeToDtype(mlir::Type type);
+/// A kernel's launch description (uq/Codegen/KernelDescription.h): the
+/// kernel builders fill it, the pass stores it in `uq.kernels`.
+using KernelSpec = uq::KernelDescription;
+/// One dimension of a kernel argument's shape or of the grid.
+using Dim = uq::KernelDim;
 
 /// Emits wave-level IR at the builder's insertion point.
 class WaveBuilder {

@@ -23,7 +23,7 @@
 #include "uq/Conversion/Passes.h"
 #include "uq/Dialect/UQ/IR/UQ.h"
 
-#include "../UQToLinalg/Numerics.h"
+#include "uq/Codegen/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -42,7 +42,7 @@ namespace uq {
 
 using namespace mlir;
 using namespace uq;
-using uq::detail::ScalarEmitter;
+using uq::ScalarEmitter;
 
 namespace {
 

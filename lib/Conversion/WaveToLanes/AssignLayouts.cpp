@@ -25,6 +25,7 @@
 
 #include "Layout.h"
 
+#include "uq/Codegen/StageAttrs.h"
 #include "uq/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -49,13 +50,6 @@ using namespace uq;
 using namespace uq::lanes;
 
 namespace {
-
-constexpr llvm::StringLiteral kLayoutAttr = "uq.layout";
-constexpr llvm::StringLiteral kLayoutsAttr = "uq.layouts";
-/// On a load that only feeds a store (a copy, e.g. the prefill kernel's
-/// key tile into LDS): the lanes one row may span when the load's layout
-/// is chosen from its shape (docs/gpu-compiler.md).
-constexpr llvm::StringLiteral kLanesPerRowAttr = "uq.lanes_per_row";
 
 bool isVector(Value v) { return isa<VectorType>(v.getType()); }
 
@@ -134,7 +128,7 @@ Assignment::forwardLayout(Operation *op, ArrayRef<std::optional<Layout>> ins) {
     return mfma16x16Result(t.getDimSize(0), t.getDimSize(1));
   }
   if (auto t = dyn_cast<uq::ToLayoutOp>(op))
-    if (auto a = t->getAttrOfType<LaneLayoutAttr>(kLayoutAttr))
+    if (auto a = stage_attrs::layout.get(t))
       return Layout::fromAttr(a);
   if (auto red = dyn_cast<vector::MultiDimReductionOp>(op)) {
     if (!ins[0])
@@ -361,20 +355,19 @@ Assignment::operandLayouts(Operation *op, const Layout &r,
     return success();
   }
   if (auto mma = dyn_cast<uq::ScaledMmaOp>(op)) {
-    auto operand = [](VectorType t) {
-      int64_t rows = t.getDimSize(0), k = t.getDimSize(1);
-      return isa<Float4E2M1FNType>(t.getElementType())
-                 ? scaledMfmaFp4Operand(rows, k)
-                 : scaledMfmaFp8Operand(rows, k);
-    };
+    const gfx950::Intrinsic &mfma = gfx950::kScaled16x16x128;
     VectorType a = mma.getA().getType(), b = mma.getB().getType();
-    if (a.getDimSize(0) % 16 || b.getDimSize(0) % 16 || a.getDimSize(1) % 128)
-      return error("cannot be distributed: 16x16x128 MFMA tiles need M, N "
-                   "multiples of 16 and K of 128");
-    out.assign({operand(a),
-                scaledMfmaScales(a.getDimSize(0), a.getDimSize(1) / 32),
-                operand(b),
-                scaledMfmaScales(b.getDimSize(0), b.getDimSize(1) / 32), r});
+    int64_t m = a.getDimSize(0), n = b.getDimSize(0), k = a.getDimSize(1);
+    if (std::optional<std::string> why = gfx950::tileError(
+            mfma, m, n, k, a.getElementType(), b.getElementType()))
+      return error("cannot be distributed: " + *why);
+    auto operand = [&](VectorType t) {
+      return mfmaLayout(mfma.formOf(t.getElementType())->lanes,
+                        t.getDimSize(0), k);
+    };
+    out.assign({operand(a), mfmaLayout(mfma.scales, m, k / mfma.scaleBlock),
+                operand(b), mfmaLayout(mfma.scales, n, k / mfma.scaleBlock),
+                r});
     return success();
   }
   if (auto c = dyn_cast<vector::ContractionOp>(op)) {
@@ -388,10 +381,14 @@ Assignment::operandLayouts(Operation *op, const Layout &r,
                    "[n x k]) contractions map to MFMAs");
     int64_t m = lt.getDimSize(0), k = lt.getDimSize(1);
     int64_t n = nk ? rt.getDimSize(0) : rt.getDimSize(1);
-    if (m % 16 || n % 16 || k % 32)
-      return error("cannot be distributed: 16x16x32 MFMA tiles need M, N "
-                   "multiples of 16 and K of 32");
-    out.assign({mfma16x16x32A(m, k), mfma16x16x32B(k, n, nk), r});
+    const gfx950::Intrinsic &mfma = gfx950::k16x16x32;
+    if (std::optional<std::string> why = gfx950::tileError(
+            mfma, m, n, k, lt.getElementType(), rt.getElementType()))
+      return error("cannot be distributed: " + *why);
+    const gfx950::OperandLanes &lanes =
+        mfma.formOf(lt.getElementType())->lanes;
+    out.assign({mfmaLayout(lanes, m, k),
+                mfmaLayout(lanes, n, k, /*transposed=*/!nk), r});
     return success();
   }
   return error("has no lane-distribution rule");
@@ -630,12 +627,12 @@ void Assignment::write() {
         any |= it != layout.end();
       }
       if (any)
-        op->setAttr(kLayoutsAttr, ArrayAttr::get(ctx, attrs));
+        stage_attrs::layouts.set(op, ArrayAttr::get(ctx, attrs));
       return;
     }
     if (op->getNumResults() == 1)
       if (auto it = layout.find(op->getResult(0)); it != layout.end())
-        op->setAttr(kLayoutAttr, it->second.toAttr(ctx));
+        stage_attrs::layout.set(op, it->second.toAttr(ctx));
   });
 }
 
@@ -765,7 +762,7 @@ LogicalResult Assignment::run() {
     // A kernel's hint on a copy: each row over at most this many lanes
     // (longer runs per lane, the rows over the other lanes).
     int64_t run = 1;
-    if (auto hint = next->getAttrOfType<IntegerAttr>(kLanesPerRowAttr);
+    if (auto hint = stage_attrs::lanesPerRow.get(next);
         hint && hint.getInt() > 0)
       run = std::max<int64_t>(1, shape.back() / hint.getInt());
     layout[next->getResult(0)] = defaultLayout(shape, run);

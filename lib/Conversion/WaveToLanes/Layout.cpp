@@ -143,29 +143,49 @@ Layout uq::lanes::defaultLayout(ArrayRef<int64_t> shape, int64_t elemsPerRun) {
 // gfx950 MFMA operand layouts
 //===----------------------------------------------------------------------===//
 
+Layout uq::lanes::mfmaLayout(const gfx950::OperandLanes &lanes,
+                             int64_t rows, int64_t cols, bool transposed) {
+  auto dim = [](const gfx950::LaneDim &d, int64_t size) {
+    return DimLayout{size / d.span(), d.threads, d.elems, d.laneStride};
+  };
+  DimLayout r = dim(lanes.rows, rows), c = dim(lanes.cols, cols);
+  return transposed ? Layout({c, r}) : Layout({r, c});
+}
+
+namespace {
+const gfx950::OperandLanes &scaledForm(llvm::StringRef type) {
+  for (const gfx950::OperandForm &f :
+       gfx950::kScaled16x16x128.operandForms())
+    if (f.type == type)
+      return f.lanes;
+  llvm_unreachable("no such operand form of the scaled MFMA");
+}
+} // namespace
+
 Layout uq::lanes::scaledMfmaFp8Operand(int64_t rows, int64_t k) {
-  return Layout({{rows / 16, 16, 1, 1}, {k / 64, 4, 16, 16}});
+  return mfmaLayout(scaledForm("f8E4M3FN"), rows, k);
 }
 
 Layout uq::lanes::scaledMfmaFp4Operand(int64_t rows, int64_t k) {
-  return Layout({{rows / 16, 16, 1, 1}, {k / 128, 4, 32, 16}});
+  return mfmaLayout(scaledForm("f4E2M1FN"), rows, k);
 }
 
 Layout uq::lanes::scaledMfmaScales(int64_t rows, int64_t kBlocks) {
-  return Layout({{rows / 16, 16, 1, 1}, {kBlocks / 4, 4, 1, 16}});
+  return mfmaLayout(gfx950::kScaled16x16x128.scales, rows, kBlocks);
 }
 
 Layout uq::lanes::mfma16x16Result(int64_t m, int64_t n) {
-  return Layout({{m / 16, 4, 4, 16}, {n / 16, 16, 1, 1}});
+  return mfmaLayout(gfx950::kScaled16x16x128.result, m, n);
 }
 
 Layout uq::lanes::mfma16x16x32A(int64_t m, int64_t k) {
-  return Layout({{m / 16, 16, 1, 1}, {k / 32, 4, 8, 16}});
+  return mfmaLayout(gfx950::k16x16x32.forms[0].lanes, m, k);
 }
 
 Layout uq::lanes::mfma16x16x32B(int64_t k, int64_t n, bool nk) {
-  DimLayout kd{k / 32, 4, 8, 16}, nd{n / 16, 16, 1, 1};
-  return nk ? Layout({nd, kd}) : Layout({kd, nd});
+  // The table gives B as [N x K]; a [K x N] tile is its transpose.
+  return mfmaLayout(gfx950::k16x16x32.forms[0].lanes, n, k,
+                    /*transposed=*/!nk);
 }
 
 std::optional<Layout> uq::lanes::groupScalesFor(const Layout &codes,

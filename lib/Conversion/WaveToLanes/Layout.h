@@ -17,6 +17,7 @@
 #ifndef UQ_LIB_CONVERSION_WAVETOLANES_LAYOUT_H
 #define UQ_LIB_CONVERSION_WAVETOLANES_LAYOUT_H
 
+#include "uq/Codegen/MFMA.h"
 #include "uq/Dialect/UQ/IR/UQ.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -27,7 +28,7 @@
 namespace uq::lanes {
 
 /// Lanes of a gfx950 wave.
-constexpr int64_t kWaveSize = 64;
+constexpr int64_t kWaveSize = gfx950::kWaveLanes;
 
 struct DimLayout {
   int64_t batch = 1, threads = 1, elems = 1, laneStride = 1;
@@ -87,8 +88,14 @@ private:
 Layout defaultLayout(llvm::ArrayRef<int64_t> shape, int64_t elemsPerRun = 1);
 
 //===----------------------------------------------------------------------===//
-// gfx950 MFMA operand layouts (shared/docs/gfx950-notes.md)
+// gfx950 MFMA operand layouts (the MFMA table, uq/Codegen/MFMA.h)
 //===----------------------------------------------------------------------===//
+
+/// The layout of a [rows x cols] wave tile of one MFMA operand whose single
+/// instruction spreads as \p lanes (batches repeat it over the tile); with
+/// \p transposed, of the tile stored as [cols x rows].
+Layout mfmaLayout(const gfx950::OperandLanes &lanes, int64_t rows,
+                  int64_t cols, bool transposed = false);
 
 /// v_mfma_scale_f32_16x16x128_f8f6f4, FP8 operand of an [R x K] tile (A rows
 /// or B columns = R): lane l holds row l % 16; bytes 0..15 are K 16g..16g+15

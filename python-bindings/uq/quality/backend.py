@@ -51,6 +51,10 @@ def backend_name() -> str:
 
 
 # -- numpy transcription -----------------------------------------------------
+# Kept so that the study runs where uq._uq is not built (the native codecs
+# are used whenever it is). test/python/quality_codec_agreement.py checks
+# that both agree bit for bit (FP4 round trip, FP4 decode, FP8 E4M3 encode
+# and decode) on random, midpoint, subnormal and non-finite inputs.
 @lru_cache(maxsize=8)
 def hadamard_matrix(d: int) -> np.ndarray:
     """H_d / sqrt(d) (Sylvester), float32."""

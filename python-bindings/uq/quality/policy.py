@@ -1,4 +1,4 @@
-"""Per-layer / per-head precision policies (issue 7, part 4).
+"""Per-layer / per-head precision policies.
 
 A policy says which KV format each (layer, KV head) is cached in. On disk it
 is JSON (schema in docs/precision-policy.md):

@@ -1,5 +1,5 @@
-"""The paper's claims, checked on synthetic and real data (issue 7, part 3),
-and the calibration helpers the variants use (part 5)."""
+"""The paper's claims, checked on synthetic and real data, and the
+calibration helpers the variants use."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import json
 import os
 from typing import Dict, List, Optional
 
-# The paper's figures (arXiv 2606.20474 v2, abstract; issue 15): P50 TTFT of
+# The paper's figures (arXiv 2606.20474 v2, abstract): P50 TTFT of
 # FP8 over UltraQuant per round group, and output throughput UltraQuant over
 # FP8, at GMU 0.60.
 PAPER = {"warm 2-3": 0.86, "late 4-6": 3.47, "all": 2.3, "throughput": 1.63}

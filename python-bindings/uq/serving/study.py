@@ -14,7 +14,7 @@ from .model import GiB, Hardware, KVLayout, ModelShape, kv_budget_bytes, kv_layo
 from .workload import Workload
 
 PCTS = (50, 90, 99)
-# Round groups the paper reports (arXiv 2606.20474, abstract and issue 15):
+# Round groups the paper reports (arXiv 2606.20474, abstract):
 # warm rounds 2-3, late (cache-pressured) rounds 4-6, all rounds.
 GROUPS = {"warm 2-3": (2, 3), "late 4-6": (4, 6), "all": (1, 10 ** 9)}
 

@@ -1,6 +1,6 @@
 // RUN: uq-opt %s --split-input-file --convert-uq-to-wave | FileCheck %s
 
-// Issue 13's format options (docs/accuracy.md, docs/gpu-kernels.md) in the
+// The accuracy options (docs/accuracy.md, docs/gpu-kernels.md) in the
 // wave-level kernels. Each option adds arguments after the kernel's others.
 
 // Channel means on the cache write: two f32 mean buffers after the scalars;

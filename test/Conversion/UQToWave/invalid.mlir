@@ -50,7 +50,7 @@ func.func @f(%o: tensor<?x?x?x?xf32>, %m: tensor<?x?x?xf32>, %s: tensor<?x?x?xf3
 
 // -----
 
-// Issue 13's E4M3 group scales (docs/accuracy.md): the scaled MFMA takes
+// E4M3 group scales (docs/accuracy.md): the scaled MFMA takes
 // only E8M0 block scales, so keys cannot have them on the GPU path, neither
 // in the cache write nor in the attention (values can).
 func.func @f(%k: tensor<3x1x128xbf16>, %s: tensor<3xi64>, %cache: tensor<8x16x1x136xi8>) -> tensor<8x16x1x136xi8> {

@@ -1,6 +1,6 @@
 //===- DifferentialTest.cpp - CPU path vs emulated GPU over random shapes -===//
 //
-// Differential testing of the GPU path (issue 14): seeded random problem
+// Differential testing of the GPU path (docs/robustness.md): seeded random problem
 // configurations -- GQA 1..16, head dims 64/128/256, block sizes 1..7, 16,
 // 32, 48, 64, 128, batches 1..7, lengths 0..~3000 (mostly short), sinks,
 // every cache format and UltraQuant option, f32/bf16 inputs, f32/bf16/f16

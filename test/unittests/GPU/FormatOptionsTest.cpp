@@ -1,4 +1,4 @@
-//===- FormatOptionsTest.cpp - Issue 13's format options on gfx950 --------===//
+//===- FormatOptionsTest.cpp - The accuracy options on gfx950 ------------===//
 //
 // The accuracy study's format options (docs/accuracy.md) through the whole
 // GPU path: convert-uq-to-wave, lane layouts, ROCDL, a gfx950 code object

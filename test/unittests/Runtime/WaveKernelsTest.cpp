@@ -80,7 +80,7 @@ struct Problem {
   Formats fmt = ultraQuant();
   /// Extra (unused) block-table columns and cache blocks.
   int64_t spareColumns = 0, spareBlocks = 1;
-  /// Issue 13's options: k_mean / v_mean operands (random means added to
+  /// The accuracy options: k_mean / v_mean operands (random means added to
   /// the rows), query_precision = fp8_e4m3_scaled with queries scaled by
   /// queryScale.
   bool kMean = false, vMean = false, scaledQuery = false;
@@ -329,7 +329,7 @@ const Case kCases[] = {
                                         ref::ElementCode::FP8_E4M3))},
 };
 
-/// \p p with issue 13's options.
+/// \p p with the accuracy options.
 Problem withOptions(Problem p, bool kMean, bool vMean, bool scaledQuery,
                     float queryScale = 1.0f) {
   p.kMean = kMean;
@@ -339,7 +339,7 @@ Problem withOptions(Problem p, bool kMean, bool vMean, bool scaledQuery,
   return p;
 }
 
-// Issue 13's format options (docs/accuracy.md) through the wave-level
+// The accuracy options (docs/accuracy.md) through the wave-level
 // kernels: channel means in the cache write (bytes bit-exact) and in the
 // attention (k_mean as a logit bias, v_mean at the merge, with and without
 // sinks, rotated and plain values), per-32 query scales (queries 300 times

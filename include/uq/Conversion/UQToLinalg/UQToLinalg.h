@@ -7,21 +7,13 @@
 #ifndef UQ_CONVERSION_UQTOLINALG_UQTOLINALG_H
 #define UQ_CONVERSION_UQTOLINALG_UQTOLINALG_H
 
+#include "uq/Codegen/RotationArithmetic.h"
+
 namespace mlir {
 class RewritePatternSet;
 } // namespace mlir
 
 namespace uq {
-
-/// How the lowering evaluates the normalised Walsh-Hadamard rotation. Both
-/// are the Sylvester butterfly; they differ only in rounding (mirrors
-/// `uq::ref::RotationArithmetic`).
-enum class RotationArithmetic {
-  /// f64 butterfly, one multiply by 1/sqrt(D) in f64, one rounding to f32.
-  ExactF64,
-  /// f32 butterfly with (a +- b) / sqrt(2) rounded in every stage.
-  ButterflyF32,
-};
 
 /// Options of the uq-to-linalg patterns.
 struct UQToLinalgOptions {

@@ -1,16 +1,16 @@
-//===- Numerics.cpp - Scalar UltraQuant codes as arith ops ----------------===//
+//===- Numerics.cpp - The format codecs as IR emitters --------------------===//
 //
 // Part of the uq project.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Numerics.h"
+#include "uq/Codegen/Numerics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
-using namespace uq::detail;
+using namespace uq;
 
 using arith::CmpFPredicate;
 using arith::CmpIPredicate;

@@ -1,26 +1,27 @@
-//===- Numerics.h - Scalar UltraQuant codes as arith ops --------*- C++ -*-===//
+//===- Numerics.h - The format codecs as IR emitters ------------*- C++ -*-===//
 //
 // Part of the uq project.
 //
 //===----------------------------------------------------------------------===//
 //
-// Emitters of the scalar element and scale codes of the UltraQuant format as
-// plain integer/float arith ops, bit-exact with uq::ref (lib/Reference/
-// Numerics.cpp). Used inside linalg.generic bodies by the uq-to-linalg
-// patterns. No generic truncation op (arith.truncf to f4E2M1FN/f8E4M3FN,
+// Emitters of the element and scale codes of the cache formats (FP4 E2M1,
+// UE8M0, E4M3, FP8 E4M3FN, bf16) as plain integer/float arith ops,
+// bit-exact with uq::ref (lib/Reference/Numerics.cpp). Part of the codegen
+// floor: the CPU lowering uses them inside linalg.generic bodies, the
+// wave-level kernels and the tile-op lowering on whole-wave vectors. No
+// generic truncation op (arith.truncf to f4E2M1FN/f8E4M3FN,
 // arith.scaling_truncf) is used: their rounding and overflow rules differ
 // from the format's.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef UQ_LIB_CONVERSION_UQTOLINALG_NUMERICS_H
-#define UQ_LIB_CONVERSION_UQTOLINALG_NUMERICS_H
+#ifndef UQ_CODEGEN_NUMERICS_H
+#define UQ_CODEGEN_NUMERICS_H
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace uq {
-namespace detail {
 
 /// Emits scalar arith code at the builder's insertion point; with a
 /// \p shape, the same code elementwise on vectors of that shape (constants
@@ -107,7 +108,6 @@ private:
   llvm::SmallVector<int64_t> shape;
 };
 
-} // namespace detail
 } // namespace uq
 
-#endif // UQ_LIB_CONVERSION_UQTOLINALG_NUMERICS_H
+#endif // UQ_CODEGEN_NUMERICS_H
