@@ -688,7 +688,7 @@ TEST(KernelsJsonForLaunch, ReadsOpParamsAndAccess) {
   EXPECT_NE(err(R"({"kernels": [{"name": "k", "args": [{"name": "x",
                 "kind": "global_buffer", "dtype": "f32", "shape": [1],
                 "access": "sometimes"}]}]})")
-                .find("\"access\" must be"),
+                .find("\"access\" 'sometimes' is not read, write or read_write"),
             std::string::npos);
 }
 
