@@ -174,6 +174,27 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
         ++i;
       llvm::StringRef word = s.slice(start, i + 1);
       affineKeyword = word == "affine_map" || word == "affine_set";
+      if (word == "array") {
+        // `array<index ...>`: MLIR 22's parser asks index for a bit width
+        // (parseDenseArrayAttr -> getIntOrFloatBitWidth) and crashes.
+        size_t j = i + 1;
+        while (j < n && (s[j] == ' ' || s[j] == '\t'))
+          ++j;
+        if (j < n && s[j] == '<') {
+          size_t k = j + 1;
+          while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' ||
+                           s[k] == '\r'))
+            ++k;
+          size_t e = k;
+          while (e < n && isIdentifierChar(s[e]))
+            ++e;
+          if (s.slice(k, e) == "index")
+            return violation(start,
+                             "a dense array of index elements "
+                             "(`array<index...>`) crashes MLIR 22's parser; "
+                             "uq refuses it (docs/robustness.md)");
+        }
+      }
       if (word.starts_with("affine."))
         affineLine = true;
       if (word == "floordiv" || word == "ceildiv" || word == "mod")
