@@ -45,7 +45,7 @@ if host_prefix:
                                                       "mlir-opt"))],
         tool_dirs)
 tools = ["uq-opt", "uq-emu", "uq-run", "uq-compile", "uq-demo",
-         "uq-kernel-report", "uq-fuzz-ir", "uq-fuzz-codeobject",
+         "uq-kernel-report", "uq-fuzz-ir", "uq-fuzz-stage-ir", "uq-fuzz-codeobject",
          "uq-fuzz-npy", "uq-fuzz-policy", "llvm-mc",
          "ld.lld",
          "llvm-readelf", "llvm-objdump", "clang"]
