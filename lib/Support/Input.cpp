@@ -155,6 +155,9 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
   unsigned affineDepth = 0; // 0: not in an affine context
   unsigned terms = 0;
   bool affineKeyword = false, affineLine = false;
+  // On the line of an llvm.insertvalue / llvm.extractvalue: MLIR 22's
+  // parser crashes on a struct position of 2^32 or more.
+  bool aggregateLine = false;
   auto violation = [&](size_t at, std::string msg) {
     return TextViolation{at, line, static_cast<unsigned>(at - lineStart + 1),
                          std::move(msg)};
@@ -197,6 +200,8 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
       }
       if (word.starts_with("affine."))
         affineLine = true;
+      if (word == "llvm.insertvalue" || word == "llvm.extractvalue")
+        aggregateLine = true;
       if (word == "floordiv" || word == "ceildiv" || word == "mod")
         if (auto v = countTerm(start))
           return v;
@@ -204,11 +209,21 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
     }
     if (llvm::isDigit(c)) {
       // A number, exponent sign included (`1.0e-5` is one term).
+      size_t start = i;
       while (i + 1 < n && (isIdentifierChar(s[i + 1]) ||
                            ((s[i + 1] == '-' || s[i + 1] == '+') &&
                             (s[i] == 'e' || s[i] == 'E'))))
         ++i;
       affineKeyword = false;
+      uint64_t value = 0;
+      if (aggregateLine &&
+          (s.slice(start, i + 1).getAsInteger(10, value) ||
+           value > 0xffffffffu) &&
+          llvm::all_of(s.slice(start, i + 1), llvm::isDigit))
+        return violation(start,
+                         "a position of 2^32 or more in llvm.insertvalue / "
+                         "llvm.extractvalue crashes MLIR 22's parser; uq "
+                         "refuses it (docs/robustness.md)");
       continue;
     }
     bool wasKeyword = affineKeyword;
@@ -219,6 +234,7 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
       ++line;
       lineStart = i + 1;
       affineLine = false;
+      aggregateLine = false;
       break;
     case '"':
       // A string literal ends at the next unescaped quote; MLIR's lexer
@@ -230,6 +246,7 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
         ++line;
         lineStart = i + 1;
         affineLine = false;
+        aggregateLine = false;
       }
       break;
     case '/':
