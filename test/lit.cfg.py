@@ -46,6 +46,8 @@ if "address" in sanitize:
 if sanitize:
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     config.available_features.add("sanitize")
+if "address" in sanitize:
+    config.available_features.add("asan")
 config.substitutions.append(("%python", host_prefix + config.python_executable))
 config.substitutions.append(("%uq_src", config.uq_src_root))
 
