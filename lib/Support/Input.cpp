@@ -138,6 +138,37 @@ std::string nestingMessage(unsigned limit) {
 bool isIdentifierChar(char c) {
   return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$';
 }
+
+/// `vector.from_elements %a, %b : vector<2xf32>` (the rest of its line in
+/// \p rest): MLIR 22's parser builds one operand type per element of the
+/// result before it compares the count with the operands, so a result of
+/// 2^31 elements runs out of memory. True when the result type has more
+/// elements than the line has operands (the parser would refuse it anyway).
+bool fromElementsTooWide(llvm::StringRef rest, uint64_t &elements) {
+  rest = rest.take_until([](char c) { return c == '\n'; });
+  size_t colon = rest.rfind(':');
+  if (colon == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef type = rest.drop_front(colon + 1).ltrim();
+  if (!type.consume_front("vector<"))
+    return false;
+  elements = 1;
+  while (!type.empty() && llvm::isDigit(type.front())) {
+    size_t digits = 0;
+    while (digits < type.size() && llvm::isDigit(type[digits]))
+      ++digits;
+    uint64_t dim = 0;
+    if (type.take_front(digits).getAsInteger(10, dim) ||
+        (dim && elements > UINT64_MAX / dim))
+      elements = UINT64_MAX;
+    else
+      elements *= dim;
+    type = type.drop_front(digits);
+    if (!type.consume_front("x"))
+      break;
+  }
+  return elements > rest.take_front(colon).count('%');
+}
 } // namespace
 
 std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
@@ -202,6 +233,16 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
         affineLine = true;
       if (word == "llvm.insertvalue" || word == "llvm.extractvalue")
         aggregateLine = true;
+      uint64_t elements = 0;
+      if (word == "vector.from_elements" &&
+          fromElementsTooWide(s.drop_front(i + 1), elements))
+        return violation(start,
+                         "vector.from_elements with a result of " +
+                             std::to_string(elements) +
+                             " elements and fewer operands: MLIR 22's "
+                             "parser makes one type per element first "
+                             "(2^31 of them exhaust the memory); uq "
+                             "refuses it (docs/robustness.md)");
       if (word == "floordiv" || word == "ceildiv" || word == "mod")
         if (auto v = countTerm(start))
           return v;
