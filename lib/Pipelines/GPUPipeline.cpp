@@ -13,6 +13,77 @@
 
 using namespace mlir;
 
+namespace {
+/// Most elements of one vector in per-lane code. A lane has 512 32-bit
+/// registers (VGPRs and AGPRs); uq's own per-lane kernels use at most 64
+/// elements per vector (D = 128). Wave-level code handed over as per-lane
+/// code (`uq-compile --from=lanes`) has whole-tile vectors, and a tile of
+/// 2^31 rows made the upstream ROCDL lowering run for minutes.
+constexpr int64_t kMaxLaneVectorElements = 4096;
+
+/// The first step of the ROCDL pipeline: the kernels are per-lane code, as
+/// uq-distribute-to-lanes and uq-lower-kernel-abi leave them (no vector of
+/// more than kMaxLaneVectorElements elements; kernel arguments that are
+/// memrefs have a static shape and the identity layout, as the bare-pointer
+/// calling convention needs, instead of the upstream lowering's unlocated
+/// error). Located errors, so that stage IR from another compiler
+/// (`--from=lanes`) fails fast and clearly (docs/robustness.md).
+struct CheckLaneCodePass
+    : public PassWrapper<CheckLaneCodePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckLaneCodePass)
+  StringRef getArgument() const override { return "uq-check-lane-code"; }
+  StringRef getDescription() const override {
+    return "Check that gpu.module kernels are per-lane code before the "
+           "ROCDL lowering";
+  }
+  void runOnOperation() override {
+    bool failedAny = false;
+    auto tooWide = [&](Operation *op, Type t) {
+      auto v = dyn_cast<VectorType>(t);
+      if (!v || v.getNumElements() <= kMaxLaneVectorElements)
+        return false;
+      op->emitOpError() << "is not per-lane code: " << t << " has "
+                        << v.getNumElements()
+                        << " elements, more than a lane holds ("
+                        << kMaxLaneVectorElements
+                        << "); wave-level kernels compile --from=wave";
+      return true;
+    };
+    getOperation().walk([&](gpu::GPUModuleOp m) {
+      m.walk([&](Operation *op) {
+        if (auto f = dyn_cast<gpu::GPUFuncOp>(op); f && f.isKernel())
+          for (BlockArgument a : f.getArguments())
+            if (auto t = dyn_cast<MemRefType>(a.getType());
+                t && (!t.hasStaticShape() || !t.getLayout().isIdentity())) {
+              f.emitOpError()
+                  << "is not per-lane code: kernel argument "
+                  << a.getArgNumber() << " is " << t
+                  << "; per-lane kernels take buffers as bare pointers "
+                     "(uq-lower-kernel-abi) or static identity memrefs";
+              failedAny = true;
+              return WalkResult::interrupt();
+            }
+        for (Type t : op->getResultTypes())
+          if (tooWide(op, t)) {
+            failedAny = true;
+            return WalkResult::interrupt();
+          }
+        for (Region &r : op->getRegions())
+          for (Block &b : r)
+            for (BlockArgument a : b.getArguments())
+              if (tooWide(op, a.getType())) {
+                failedAny = true;
+                return WalkResult::interrupt();
+              }
+        return WalkResult::advance();
+      });
+    });
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+} // namespace
+
 void uq::buildWavePipeline(OpPassManager &pm,
                            const GPUPipelineOptions &options) {
   ConvertUQToWavePassOptions opts;
@@ -55,6 +126,7 @@ void uq::buildKernelPipeline(OpPassManager &pm,
 
 void uq::buildROCDLPipeline(OpPassManager &pm,
                             const GPUPipelineOptions &options) {
+  pm.addPass(std::make_unique<CheckLaneCodePass>());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: the GPU-to-ROCDL conversion expects cf.
   kernels.addPass(createSCFToControlFlowPass());

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "uq/Runtime/Npy.h"
+#include "uq/Support/Output.h"
 
 #include "uq/Support/Input.h"
 
@@ -179,15 +180,9 @@ std::string uq::runtime::serializeNpy(const NpyArray &a) {
 }
 
 llvm::Error uq::runtime::writeNpy(StringRef path, const NpyArray &array) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return fail("cannot write '" + path + "': " + ec.message());
-  os << serializeNpy(array);
-  os.close();
-  if (os.has_error())
-    return fail("cannot write '" + path + "': " + os.error().message());
-  return llvm::Error::success();
+  // Whole or not at all (uq/Support/Output.h): a failed write leaves no
+  // partial file and is an error, not LLVM's fatal "IO failure".
+  return uq::writeOutputFile(path, serializeNpy(array));
 }
 
 namespace {

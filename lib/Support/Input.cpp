@@ -138,6 +138,37 @@ std::string nestingMessage(unsigned limit) {
 bool isIdentifierChar(char c) {
   return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$';
 }
+
+/// `vector.from_elements %a, %b : vector<2xf32>` (the rest of its line in
+/// \p rest): MLIR 22's parser builds one operand type per element of the
+/// result before it compares the count with the operands, so a result of
+/// 2^31 elements runs out of memory. True when the result type has more
+/// elements than the line has operands (the parser would refuse it anyway).
+bool fromElementsTooWide(llvm::StringRef rest, uint64_t &elements) {
+  rest = rest.take_until([](char c) { return c == '\n'; });
+  size_t colon = rest.rfind(':');
+  if (colon == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef type = rest.drop_front(colon + 1).ltrim();
+  if (!type.consume_front("vector<"))
+    return false;
+  elements = 1;
+  while (!type.empty() && llvm::isDigit(type.front())) {
+    size_t digits = 0;
+    while (digits < type.size() && llvm::isDigit(type[digits]))
+      ++digits;
+    uint64_t dim = 0;
+    if (type.take_front(digits).getAsInteger(10, dim) ||
+        (dim && elements > UINT64_MAX / dim))
+      elements = UINT64_MAX;
+    else
+      elements *= dim;
+    type = type.drop_front(digits);
+    if (!type.consume_front("x"))
+      break;
+  }
+  return elements > rest.take_front(colon).count('%');
+}
 } // namespace
 
 std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
@@ -155,6 +186,9 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
   unsigned affineDepth = 0; // 0: not in an affine context
   unsigned terms = 0;
   bool affineKeyword = false, affineLine = false;
+  // On the line of an llvm.insertvalue / llvm.extractvalue: MLIR 22's
+  // parser crashes on a struct position of 2^32 or more.
+  bool aggregateLine = false;
   auto violation = [&](size_t at, std::string msg) {
     return TextViolation{at, line, static_cast<unsigned>(at - lineStart + 1),
                          std::move(msg)};
@@ -174,8 +208,41 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
         ++i;
       llvm::StringRef word = s.slice(start, i + 1);
       affineKeyword = word == "affine_map" || word == "affine_set";
+      if (word == "array") {
+        // `array<index ...>`: MLIR 22's parser asks index for a bit width
+        // (parseDenseArrayAttr -> getIntOrFloatBitWidth) and crashes.
+        size_t j = i + 1;
+        while (j < n && (s[j] == ' ' || s[j] == '\t'))
+          ++j;
+        if (j < n && s[j] == '<') {
+          size_t k = j + 1;
+          while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' ||
+                           s[k] == '\r'))
+            ++k;
+          size_t e = k;
+          while (e < n && isIdentifierChar(s[e]))
+            ++e;
+          if (s.slice(k, e) == "index")
+            return violation(start,
+                             "a dense array of index elements "
+                             "(`array<index...>`) crashes MLIR 22's parser; "
+                             "uq refuses it (docs/robustness.md)");
+        }
+      }
       if (word.starts_with("affine."))
         affineLine = true;
+      if (word == "llvm.insertvalue" || word == "llvm.extractvalue")
+        aggregateLine = true;
+      uint64_t elements = 0;
+      if (word == "vector.from_elements" &&
+          fromElementsTooWide(s.drop_front(i + 1), elements))
+        return violation(start,
+                         "vector.from_elements with a result of " +
+                             std::to_string(elements) +
+                             " elements and fewer operands: MLIR 22's "
+                             "parser makes one type per element first "
+                             "(2^31 of them exhaust the memory); uq "
+                             "refuses it (docs/robustness.md)");
       if (word == "floordiv" || word == "ceildiv" || word == "mod")
         if (auto v = countTerm(start))
           return v;
@@ -183,11 +250,21 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
     }
     if (llvm::isDigit(c)) {
       // A number, exponent sign included (`1.0e-5` is one term).
+      size_t start = i;
       while (i + 1 < n && (isIdentifierChar(s[i + 1]) ||
                            ((s[i + 1] == '-' || s[i + 1] == '+') &&
                             (s[i] == 'e' || s[i] == 'E'))))
         ++i;
       affineKeyword = false;
+      uint64_t value = 0;
+      if (aggregateLine &&
+          (s.slice(start, i + 1).getAsInteger(10, value) ||
+           value > 0xffffffffu) &&
+          llvm::all_of(s.slice(start, i + 1), llvm::isDigit))
+        return violation(start,
+                         "a position of 2^32 or more in llvm.insertvalue / "
+                         "llvm.extractvalue crashes MLIR 22's parser; uq "
+                         "refuses it (docs/robustness.md)");
       continue;
     }
     bool wasKeyword = affineKeyword;
@@ -198,6 +275,7 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
       ++line;
       lineStart = i + 1;
       affineLine = false;
+      aggregateLine = false;
       break;
     case '"':
       // A string literal ends at the next unescaped quote; MLIR's lexer
@@ -209,6 +287,7 @@ std::optional<uq::TextViolation> uq::checkIRText(llvm::StringRef s) {
         ++line;
         lineStart = i + 1;
         affineLine = false;
+        aggregateLine = false;
       }
       break;
     case '/':

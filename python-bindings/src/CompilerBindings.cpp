@@ -187,6 +187,19 @@ std::string argLabel(size_t index, const emu::ArgInfo &info) {
   return label;
 }
 
+/// Whether numpy arrays or scalars of \p dt may be kernel arguments: bool,
+/// integer, float or complex elements. An object array's bytes are
+/// pointers (the kernel would write over them and the interpreter crash
+/// on the next use); strings, structured and datetime data are not numbers.
+bool isNumeric(const py::dtype &dt) {
+  return std::string("biufc").find(dt.kind()) != std::string::npos &&
+         !dt.attr("hasobject").cast<bool>();
+}
+
+std::string dtypeName(const py::dtype &dt) {
+  return py::str(static_cast<const py::handle &>(dt)).cast<std::string>();
+}
+
 /// A by-value argument from a Python or numpy scalar, sized by the kernel's
 /// metadata: Python ints become int32/int64 and floats float32/float64
 /// according to the argument's size; numpy scalars must match it exactly.
@@ -198,6 +211,9 @@ emu::KernelArg scalarArg(const py::handle &obj, const emu::ArgInfo &info,
     throw py::type_error(where + ": bool is not a kernel argument type");
   if (py::isinstance(obj, py::module_::import("numpy").attr("generic"))) {
     py::array a = py::array::ensure(obj);
+    if (!isNumeric(a.dtype()))
+      throw py::value_error(where + ": a numpy " + dtypeName(a.dtype()) +
+                            " is not a numeric scalar");
     if (static_cast<size_t>(a.nbytes()) != info.size)
       throw py::value_error(where + ": numpy scalar has " +
                             std::to_string(a.nbytes()) + " bytes");
@@ -297,6 +313,11 @@ py::dict emulate(const py::bytes &codeObject, const std::string &kernel,
     std::string where = argLabel(i, ai) + " (a buffer)";
     if (py::isinstance<py::array>(obj)) {
       py::array a = py::reinterpret_borrow<py::array>(obj);
+      if (!isNumeric(a.dtype()))
+        throw py::value_error(where + ": a numpy array of dtype " +
+                              dtypeName(a.dtype()) +
+                              " is not a numeric buffer (bool, integer, float "
+                              "or complex elements only)");
       if (!(a.flags() & py::array::c_style))
         throw py::value_error(where + ": the array must be C-contiguous");
       if (!a.writeable())

@@ -11,7 +11,7 @@
 // coverage-guided runs: docs/robustness.md).
 //
 //   uq-fuzz-H [-runs=N] [-max_time=S] [-seed=N] [-artifact=FILE]
-//             [-ext=.mlir] [-split-input-file] FILE_OR_DIR...
+//             [-timeout=S] [-ext=.mlir] [-split-input-file] FILE_OR_DIR...
 //
 // Runs every seed file (directories are walked recursively, keeping files
 // whose name ends in -ext when given; -split-input-file cuts each at its
@@ -21,7 +21,9 @@
 // deterministic random stream (-seed). Stops after N mutated inputs or S
 // seconds, whichever comes first, and prints the counts. With -artifact,
 // each input is written to FILE before it runs: after a crash FILE holds
-// the input that crashed (its reproducer).
+// the input that crashed (its reproducer). With -timeout, an input that
+// runs longer than S seconds ends the run with exit status 77 and a
+// "timeout" line (a hang is a finding like a crash).
 //
 // The mutator is a plain one written for uq (no libFuzzer code); its idea,
 // random byte-level edits of a seed corpus plus a dictionary of tokens, is
@@ -40,13 +42,22 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <csignal>
+#include <unistd.h>
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int *argc,
                                                           char ***argv);
+// A harness may bring its own, structure-aware mutator (libFuzzer's hook of
+// the same name); the driver then uses it for three of every four inputs.
+extern "C" __attribute__((weak)) size_t
+LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t maxSize,
+                        unsigned seed);
 
 namespace {
 
@@ -78,6 +89,16 @@ public:
 
   std::string next() {
     std::string s = seeds[pick(seeds.size())];
+    if (LLVMFuzzerCustomMutator && pick(10) != 0) {
+      // Room for the mutator to grow the input (up to 2x + 4 KiB).
+      size_t maxSize = 2 * s.size() + 4096;
+      std::vector<uint8_t> buf(s.begin(), s.end());
+      buf.resize(maxSize);
+      size_t n = LLVMFuzzerCustomMutator(
+          buf.data(), s.size(), maxSize,
+          static_cast<unsigned>(pick(std::numeric_limits<unsigned>::max())));
+      return std::string(buf.begin(), buf.begin() + n);
+    }
     unsigned edits = 1 + pick(4);
     for (unsigned i = 0; i < edits; ++i)
       mutate(s);
@@ -154,6 +175,14 @@ private:
 
 bool splitInputFile = false;
 
+extern "C" void onTimeout(int) {
+  const char msg[] = "timeout: an input ran longer than -timeout (the "
+                     "-artifact file holds it)\n";
+  ssize_t ignored = write(2, msg, sizeof(msg) - 1);
+  (void)ignored;
+  _exit(77);
+}
+
 void addSeed(llvm::StringRef path, std::vector<std::string> &seeds) {
   auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                          /*RequiresNullTerminator=*/false);
@@ -186,7 +215,7 @@ void addSeed(llvm::StringRef path, std::vector<std::string> &seeds) {
 int main(int argc, char **argv) {
   if (LLVMFuzzerInitialize)
     LLVMFuzzerInitialize(&argc, &argv);
-  uint64_t runs = 1000, seed = 1;
+  uint64_t runs = 1000, seed = 1, timeout = 0;
   double maxTime = 0;
   std::string artifact, ext;
   std::vector<std::string> seeds;
@@ -203,6 +232,9 @@ int main(int argc, char **argv) {
         return llvm::errs() << "bad " << a << "\n", 2;
     } else if (a.starts_with("-max_time=")) {
       if (value("-max_time=").getAsDouble(maxTime))
+        return llvm::errs() << "bad " << a << "\n", 2;
+    } else if (a.starts_with("-timeout=")) {
+      if (value("-timeout=").getAsInteger(10, timeout))
         return llvm::errs() << "bad " << a << "\n", 2;
     } else if (a.starts_with("-artifact=")) {
       artifact = value("-artifact=").str();
@@ -245,8 +277,14 @@ int main(int argc, char **argv) {
     // A copy in its own allocation, as libFuzzer hands it: reads past the
     // end are not hidden by the std::string's terminator.
     std::vector<uint8_t> bytes(input.begin(), input.end());
+    if (timeout)
+      alarm(static_cast<unsigned>(timeout));
     LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
+    if (timeout)
+      alarm(0);
   };
+  if (timeout)
+    std::signal(SIGALRM, onTimeout);
   for (const std::string &s : seeds)
     runOne(s);
   Mutator mutator(seed, seeds);

@@ -9,13 +9,13 @@
 
 #include "uq/Support/CommandLine.h"
 #include "uq/Support/Input.h"
+#include "uq/Support/Output.h"
 #include "uq/Target/Compiler.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 namespace cl = llvm::cl;
@@ -104,20 +104,14 @@ int main(int argc, char **argv) {
   }
   if (*stage == uq::EmitStage::HSACO && outputFile == "-")
     return error("a code object needs an output file (-o OUT.hsaco)");
-  std::error_code ec;
-  llvm::ToolOutputFile out(outputFile, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return error("cannot write '" + outputFile + "': " + ec.message());
-  out.os() << result->output;
-  if (*stage == uq::EmitStage::HSACO) {
-    std::string jsonPath =
-        kernelsJson.empty() ? outputFile + ".json" : std::string(kernelsJson);
-    llvm::ToolOutputFile json(jsonPath, ec, llvm::sys::fs::OF_Text);
-    if (ec)
-      return error("cannot write '" + jsonPath + "': " + ec.message());
-    json.os() << result->kernelsJson;
-    json.keep();
-  }
-  out.keep();
+  // Both files or neither; a failed write (a full disk, /dev/full) is an
+  // error here, not LLVM's fatal one (uq/Support/Output.h).
+  std::vector<uq::OutputFile> files = {{outputFile, result->output}};
+  if (*stage == uq::EmitStage::HSACO)
+    files.push_back({kernelsJson.empty() ? outputFile + ".json"
+                                         : std::string(kernelsJson),
+                     result->kernelsJson, /*text=*/true});
+  if (llvm::Error e = uq::writeOutputFiles(files))
+    return error(llvm::toString(std::move(e)));
   return 0;
 }

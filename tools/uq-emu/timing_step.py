@@ -132,7 +132,9 @@ def run(ap, a, desc, consumed, tmp):
         tj = os.path.join(tmp, k["name"] + ".timing.json")
         cmd += ["--timing-json", tj]
         if a.sample and not feeds_later:
-            cmd += ["--timing-sample", str(a.sample)]
+            # uq-emu refuses a sample larger than the grid: all of a small
+            # grid is its whole sample.
+            cmd += ["--timing-sample", str(min(a.sample, int(np.prod(grid))))]
         try:
             r = subprocess.run(cmd, capture_output=True, text=True)
         except OSError as e:

@@ -8,6 +8,7 @@
 #include "uq/Emulator/Emulator.h"
 #include "uq/Emulator/KernelsJson.h"
 #include "uq/Emulator/TimingModel.h"
+#include "uq/Support/Output.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -109,8 +110,9 @@ static cl::opt<std::string>
                cl::cat(cat));
 static cl::opt<uint64_t> timingSample(
     "timing-sample",
-    cl::desc("With --timing: emulate only N evenly spaced workgroups and "
-             "scale to the grid (the outputs then hold only theirs)"),
+    cl::desc("With --timing: emulate only N evenly spaced workgroups (1 "
+             "to the grid's workgroups) and scale to the grid (the outputs "
+             "then hold only theirs)"),
     cl::init(0), cl::cat(cat));
 
 /// Largest --bench repeat count.
@@ -186,28 +188,22 @@ Expected<std::vector<uint8_t>> readData(StringRef path, uint64_t limit) {
   return std::vector<uint8_t>(b.begin(), b.end());
 }
 
-bool writeData(StringRef path, ArrayRef<uint8_t> data) {
-  std::error_code ec;
-  raw_fd_ostream os(path, ec, sys::fs::OF_None);
-  if (ec) {
-    errs() << "uq-emu: error: cannot write '" << path << "': " << ec.message()
-           << "\n";
-    return false;
-  }
-  if (path.ends_with(".npy")) {
-    std::string h = formatv("{{'descr': '|u1', 'fortran_order': False, "
-                            "'shape': ({0},), }",
-                            data.size());
-    size_t total = 10 + h.size() + 1;
-    h.append((64 - total % 64) % 64, ' ');
-    h += '\n';
-    os << "\x93NUMPY";
-    os << (char)1 << (char)0;
-    uint16_t hl = h.size();
-    os << (char)(hl & 0xff) << (char)(hl >> 8) << h;
-  }
-  os.write((const char *)data.data(), data.size());
-  return true;
+/// The header of a 1-D uint8 .npy file of \p size bytes (what an output
+/// FILE ending in .npy gets in front of its bytes).
+std::string npyHeader(size_t size) {
+  std::string h = formatv("{{'descr': '|u1', 'fortran_order': False, "
+                          "'shape': ({0},), }",
+                          size);
+  size_t total = 10 + h.size() + 1;
+  h.append((64 - total % 64) % 64, ' ');
+  h += '\n';
+  uint16_t hl = h.size();
+  std::string out = "\x93NUMPY";
+  out += (char)1;
+  out += (char)0;
+  out += (char)(hl & 0xff);
+  out += (char)(hl >> 8);
+  return out + h;
 }
 
 struct Output {
@@ -356,6 +352,9 @@ int main(int argc, char **argv) {
 
   std::vector<KernelArg> args;
   std::vector<Output> outputs;
+  // The --arg kind of each by-value argument ("" for buffers), checked
+  // against the description's dtype below.
+  std::vector<std::string> scalarKinds;
   uint64_t bufferBytes = 0;
   // Buffer sizes are checked before anything is allocated.
   auto reserve = [&](uint64_t n, StringRef a) -> bool {
@@ -423,6 +422,8 @@ int main(int argc, char **argv) {
       uint32_t v32 = (uint32_t)uv;
       args.push_back(is64 ? KernelArg::scalar(&uv, 8, label)
                           : KernelArg::scalar(&v32, 4, label));
+      scalarKinds.resize(args.size());
+      scalarKinds.back() = kind.str();
     } else if (kind == "f32" || kind == "f64") {
       double d;
       if (rest.getAsDouble(d))
@@ -430,6 +431,8 @@ int main(int argc, char **argv) {
       float f = (float)d;
       args.push_back(kind == "f32" ? KernelArg::scalar(&f, 4, label)
                                    : KernelArg::scalar(&d, 8, label));
+      scalarKinds.resize(args.size());
+      scalarKinds.back() = kind.str();
     } else {
       return usage("bad --arg '" + a +
                    "' (kind must be in, out, inout, zeros, null, i32, u32, "
@@ -437,15 +440,38 @@ int main(int argc, char **argv) {
     }
   }
 
+  scalarKinds.resize(args.size());
+  // A by-value argument's --arg kind must be its dtype in the description:
+  // f32:2 for an i32 would otherwise reach the kernel as the bits of 2.0f
+  // (1073741824). Signedness too (u32:V for an i32 is refused: say i32).
+  if (descs && cfg.argSpecs)
+    for (size_t i = 0; i < args.size() && i < cfg.argSpecs->size(); ++i) {
+      const ArgSpec &spec = (*cfg.argSpecs)[i];
+      if (spec.isBuffer || scalarKinds[i].empty() ||
+          scalarKinds[i] == spec.dtype)
+        continue;
+      return usage("--arg '" + args[i].label + "': argument " + Twine(i) +
+                   " ('" + spec.name + "') is " + spec.dtype +
+                   " in the kernel description; pass " + spec.dtype +
+                   ":VALUE");
+    }
+
   Emulator emu(co);
   std::vector<KernelArg> pristine;
   if (benchOpt)
     pristine = args;
   bool timing = timingOpt || !timingJson.empty();
-  if (timingSample && !timing)
+  if (timingSample.getNumOccurrences() && !timing)
     return usage("--timing-sample needs --timing or --timing-json");
   TimingRecorder recorder;
+  std::string timingText;
   uint64_t totalWgs = (uint64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
+  if (timingSample.getNumOccurrences() &&
+      (timingSample == 0 || timingSample > totalWgs))
+    return usage("--timing-sample " + Twine(timingSample.getValue()) +
+                 " must be in [1, " + Twine(totalWgs) +
+                 "], the grid's workgroups (leave it out to emulate them "
+                 "all)");
   if (timing) {
     cfg.trace = &recorder;
     if (timingSample && timingSample < totalWgs) {
@@ -470,22 +496,31 @@ int main(int argc, char **argv) {
     }
     if (timingOpt)
       outs() << est->str();
-    if (!timingJson.empty()) {
-      std::error_code ec;
-      raw_fd_ostream os(timingJson, ec, sys::fs::OF_Text);
-      if (ec) {
-        errs() << "uq-emu: error: cannot write '" << timingJson
-               << "': " << ec.message() << "\n";
-        return 1;
-      }
-      os << formatv("{0:2}", est->toJSON()) << "\n";
-    }
+    if (!timingJson.empty())
+      timingText = formatv("{0:2}", est->toJSON()).str() + "\n";
     cfg.trace = nullptr;
     cfg.workgroupIndices.reset();
   }
-  for (const Output &o : outputs)
-    if (!writeData(o.path, args[o.arg].bytes))
+  // Every output file (buffers, timing JSON) whole or none at all; a failed
+  // write is an error line, not LLVM's fatal one (uq/Support/Output.h).
+  {
+    std::vector<std::string> headers(outputs.size());
+    std::vector<uq::OutputFile> files;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::vector<uint8_t> &bytes = args[outputs[i].arg].bytes;
+      if (StringRef(outputs[i].path).ends_with(".npy"))
+        headers[i] = npyHeader(bytes.size());
+      files.push_back({outputs[i].path,
+                       StringRef((const char *)bytes.data(), bytes.size()),
+                       /*text=*/false, headers[i]});
+    }
+    if (!timingJson.empty())
+      files.push_back({timingJson, timingText, /*text=*/true});
+    if (Error e = uq::writeOutputFiles(files)) {
+      errs() << "uq-emu: error: " << toString(std::move(e)) << "\n";
       return 1;
+    }
+  }
   if (statsOpt)
     outs() << emu.stats().str();
   if (benchOpt) {

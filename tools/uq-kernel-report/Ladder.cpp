@@ -2,6 +2,8 @@
 
 #include "Ladder.h"
 
+#include "uq/Support/Output.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -224,12 +226,9 @@ int64_t indexOf(const std::vector<KVCacheKind> &fs, KVCacheKind k) {
 }
 
 llvm::Error writeJson(llvm::StringRef path, llvm::json::Value v) {
-  std::error_code ec;
-  llvm::raw_fd_ostream f(path, ec, llvm::sys::fs::OF_Text);
-  if (ec)
-    return makeError("cannot write " + path + ": " + ec.message());
-  f << llvm::formatv("{0:1}", v) << "\n";
-  return llvm::Error::success();
+  // Whole or not at all; a failed write is an error, not LLVM's fatal one.
+  std::string text = llvm::formatv("{0:1}", v).str() + "\n";
+  return uq::writeOutputFile(path, text, /*text=*/true);
 }
 
 } // namespace

@@ -15,16 +15,15 @@
 
 #include "uq/InitAll.h"
 #include "uq/Support/Input.h"
+#include "uq/Support/Output.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <atomic>
@@ -82,18 +81,34 @@ int main(int argc, char **argv) {
     });
   }
 
-  std::string message;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFilename, &message);
-  if (!output)
-    return error(message);
-  if (mlir::failed(
-          mlir::MlirOptMain(output->os(), std::move(*input), registry, config)))
+  // An -o file is kept in memory and written once the run succeeded, whole
+  // or not at all; standard output streams as MlirOptMain writes it (the
+  // chunks of --split-input-file before a failing one still show). A failed
+  // write (a full disk, /dev/full) is an error line, not LLVM's fatal "IO
+  // failure on output stream" (uq/Support/Output.h).
+  bool toStdout = outputFilename == "-";
+  std::string text;
+  llvm::raw_string_ostream buffer(text);
+  llvm::raw_ostream &os =
+      toStdout ? static_cast<llvm::raw_ostream &>(llvm::outs()) : buffer;
+  bool ok = mlir::succeeded(
+      mlir::MlirOptMain(os, std::move(*input), registry, config));
+  if (toStdout) {
+    llvm::outs().flush();
+    if (std::error_code ec = llvm::outs().error()) {
+      llvm::outs().clear_error();
+      return error("cannot write standard output: " + ec.message());
+    }
+  }
+  if (!ok)
     return 1;
   if (errors > 0)
     return error(llvm::Twine(errors.load()) +
                  " error diagnostic(s) above came from passes that did not "
                  "report failure; the run fails (an -o file is not kept)");
-  output->keep();
+  if (!toStdout)
+    if (llvm::Error e =
+            uq::writeOutputFile(outputFilename, text, /*text=*/true))
+      return error(llvm::toString(std::move(e)));
   return 0;
 }

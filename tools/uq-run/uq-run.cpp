@@ -14,6 +14,7 @@
 #include "uq/Runtime/CPURunner.h"
 #include "uq/Runtime/Npy.h"
 #include "uq/Support/CommandLine.h"
+#include "uq/Support/Output.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -127,8 +128,15 @@ int main(int argc, char **argv) {
   auto results = (*program)->run(args);
   if (!results)
     return error(results.takeError());
+  // Every --output file, or none (uq/Support/Output.h): a failed write is
+  // an error line and leaves no file of this run behind.
+  std::vector<std::string> bytes;
   for (size_t i = 0; i < outs.size(); ++i)
-    if (llvm::Error e = writeNpy(outputs[i], tensorToNpy((*results)[i])))
-      return error(std::move(e));
+    bytes.push_back(serializeNpy(tensorToNpy((*results)[i])));
+  std::vector<uq::OutputFile> files;
+  for (size_t i = 0; i < outs.size(); ++i)
+    files.push_back({outputs[i], bytes[i]});
+  if (llvm::Error e = uq::writeOutputFiles(files))
+    return error(std::move(e));
   return 0;
 }

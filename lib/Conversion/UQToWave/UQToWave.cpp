@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace uq {
 #define GEN_PASS_DEF_CONVERTUQTOWAVEPASS
@@ -44,6 +45,34 @@ using namespace uq::wave;
 namespace {
 
 constexpr llvm::StringLiteral kKernelModule = "uq_kernels";
+
+/// Largest split-K partition (tokens): positions are i32 (seq_lens and the
+/// kernels' position arithmetic), so no partition holds more than 2^31 - 1
+/// tokens; this is the largest multiple of the 32-token tile below 2^31.
+constexpr int64_t kMaxPartitionSize = (int64_t(1) << 31) - 32;
+/// Largest cache block in bytes (block_size x KV heads x slot bytes): the
+/// kernel ABI passes the cache's sizes as i32 (num_blocks, the block ids of
+/// the block tables), and with blocks below 2^31 bytes every offset within a
+/// block fits an i32 and a whole cache, num_blocks x block bytes, stays
+/// below 2^62 bytes: no size or offset of the kernels, their JSON or the
+/// emulator's checks can overflow 64 bits.
+constexpr int64_t kMaxBlockBytes = (int64_t(1) << 31) - 1;
+
+/// The cache's block (block_size x KV heads x slot bytes) is within
+/// kMaxBlockBytes; a located error otherwise.
+LogicalResult checkCacheBlock(Operation *op, int64_t blockSize,
+                              int64_t kvHeads, int64_t slotBytes) {
+  int64_t bytes = 0;
+  bool overflow = llvm::MulOverflow(blockSize, kvHeads, bytes) ||
+                  llvm::MulOverflow(bytes, slotBytes, bytes);
+  if (overflow || bytes > kMaxBlockBytes)
+    return op->emitOpError()
+           << "has no GPU kernel for a cache block of " << blockSize
+           << " tokens x " << kvHeads << " KV heads x " << slotBytes
+           << " slot bytes: the kernels' cache offsets are 32-bit within a "
+              "block (at most 2^31 - 1 bytes; docs/gpu-compiler.md)";
+  return success();
+}
 
 /// Why the GPU kernels cannot take this format as the key (\p key) or value
 /// format ("" if they can).
@@ -304,7 +333,9 @@ LogicalResult ConvertUQToWavePass::lowerCacheWrite(CacheWriteOp op,
   cfg.kMean = static_cast<bool>(op.getKMean());
   cfg.vMean = static_cast<bool>(op.getVMean());
   if (failed(checkFormats(op, cfg.kFormat, cfg.vFormat, cfg.layout,
-                          cfg.headDim)))
+                          cfg.headDim)) ||
+      failed(checkCacheBlock(op, cfg.blockSize, cfg.numKVHeads,
+                             cfg.slotBytes)))
     return failure();
   gpu::GPUFuncOp kernel = addKernel(op.getLoc(), cfg, buildCacheWriteKernel);
 
@@ -383,19 +414,15 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     if (std::optional<uint64_t> wnd = attn.getWindow())
       cfg.window = *wnd >= (uint64_t(1) << 31) ? 0 : int64_t(*wnd);
   }
-  if (failed(ok) || failed(checkFormats(op, cfg.kFormat, cfg.vFormat,
-                                        cfg.layout, cfg.headDim)))
+  if (failed(ok) ||
+      failed(checkFormats(op, cfg.kFormat, cfg.vFormat, cfg.layout,
+                          cfg.headDim)) ||
+      failed(checkCacheBlock(op, cfg.blockSize, cfg.numKVHeads,
+                             cfg.slotBytes)))
     return failure();
   cfg.tileTokens = tileTokens;
   cfg.partitionSize = partition;
   cfg.prefillWaves = prefillWaves;
-  if (isa<PagedAttentionOp>(op) &&
-      (prefillWaves < 1 || prefillWaves > 8 ||
-       (prefillWaves & (prefillWaves - 1)) != 0))
-    return op->emitOpError()
-           << "prefill-waves " << prefillWaves.getValue()
-           << " is not supported (1, 2, 4 or 8 waves per workgroup: each "
-              "wave copies 32 / W tokens of every key tile)";
   if (tileTokens != kPVMfma.k)
     return op->emitOpError() << "tile-tokens " << tileTokens.getValue()
                              << " is not supported (32: two 16-key MFMA "
@@ -404,6 +431,11 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     return op->emitOpError()
            << "partition size " << partition << " must be a positive multiple "
            << "of the " << tileTokens.getValue() << "-token tile";
+  if (partition > kMaxPartitionSize)
+    return op->emitOpError()
+           << "partition size " << partition << " exceeds " << kMaxPartitionSize
+           << " tokens: positions are 32-bit, no sequence is longer than 2^31 "
+              "- 1 tokens";
   return cfg;
 }
 
@@ -570,6 +602,18 @@ void ConvertUQToWavePass::runOnOperation() {
           {op, (func.getSymName() + "_" + std::to_string(index++)).str()});
     });
   });
+  // The options hold for the whole module: an invalid prefill-waves is an
+  // error whatever ops the module has (at its first uq op, else at the
+  // module), as uq-compile's --prefill-waves documents.
+  if (prefillWaves < 1 || prefillWaves > 8 ||
+      (prefillWaves & (prefillWaves - 1)) != 0) {
+    InFlightDiagnostic d = work.empty() ? module.emitError()
+                                        : work.front().first->emitOpError();
+    d << "prefill-waves " << prefillWaves.getValue()
+      << " is not supported (1, 2, 4 or 8 waves per workgroup of the paged "
+         "prefill kernel: each wave copies 32 / W tokens of every key tile)";
+    return signalPassFailure();
+  }
   for (auto &[op, base] : work) {
     LogicalResult r =
         llvm::TypeSwitch<Operation *, LogicalResult>(op)

@@ -17,6 +17,7 @@ import sys
 import time
 from typing import List, Optional, Tuple
 
+from . import limits as L
 from .engine import EngineConfig
 from .kernels import KernelTable, RooflineKernels
 from .model import GiB, PRESETS, Hardware, preset, with_overrides
@@ -48,22 +49,57 @@ def _split_formats(s: str) -> List[str]:
     return [x.strip() for x in _split(s) if x.strip()]
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line, `uq-serving: error: ...`, exit 1, like
+    every other user error (not argparse's usage text and exit 2)."""
+
+    def error(self, message):
+        sys.stderr.write(f"{PROG}: error: {message}\n")
+        sys.exit(1)
+
+
+def _num(lo=None, hi=None, integer=False, lo_open=False):
+    """An argparse type: a finite number (an integer when ``integer``) in
+    [lo, hi] ((lo, hi] with ``lo_open``); the limits are in limits.py."""
+    def conv(text: str):
+        try:
+            v = int(text, 10) if integer else float(text)
+        except ValueError:
+            v = None
+        if v is not None:
+            try:
+                L.check_number("value", v, lo, hi, integer, lo_open)
+            except ValueError:
+                v = None
+        if v is None:
+            raise argparse.ArgumentTypeError(
+                f"must be {L.describe(lo, hi, integer, lo_open)}, got {text!r}")
+        return v
+    conv.__name__ = "number"
+    return conv
+
+
+COUNT = _num(1, 4096, integer=True)          # heads, head_dim, layers
+GIB = _num(0, 1 << 20)                         # memory sizes in GiB (up to 1 PiB)
+US = _num(0, 1e6)                              # times in microseconds
+
+
 def add_options(p: argparse.ArgumentParser, d: dict) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--model", default=d["model"], choices=PRESETS,
                    help=f"model shape preset (default {d['model']})")
-    g.add_argument("--layers", type=int)
-    g.add_argument("--q-heads", type=int)
-    g.add_argument("--kv-heads", type=int)
-    g.add_argument("--head-dim", type=int)
-    g.add_argument("--params-b", type=float, help="total parameters, billions")
-    g.add_argument("--active-params-b", type=float,
+    g.add_argument("--layers", type=COUNT)
+    g.add_argument("--q-heads", type=COUNT)
+    g.add_argument("--kv-heads", type=COUNT)
+    g.add_argument("--head-dim", type=COUNT)
+    g.add_argument("--params-b", type=_num(0, 1e6, lo_open=True), help="total parameters, billions")
+    g.add_argument("--active-params-b", type=_num(0, 1e6, lo_open=True),
                    help="parameters whose GEMMs run per token, billions")
     g.add_argument("--weight-dtype", choices=("bf16", "fp8"),
                    help="weights' storage and GEMM MFMA rate")
-    g.add_argument("--weights-gib", type=float,
+    g.add_argument("--weights-gib", type=GIB,
                    help="weights of the whole model in GiB (default: params x dtype bytes)")
-    g.add_argument("--tp", type=int, default=d["tp"],
+    g.add_argument("--tp", type=_num(1, 1024, integer=True), default=d["tp"],
                    help=f"tensor-parallel GPUs (default {d['tp']}); one GPU is simulated")
     g.add_argument("--shared", help="shared data folder for --model shared-lm")
     g = p.add_argument_group("KV formats")
@@ -73,40 +109,41 @@ def add_options(p: argparse.ArgumentParser, d: dict) -> None:
                    help="also simulate a precision-policy JSON (docs/precision-policy.md)")
     g = p.add_argument_group("hardware (default MI355X)")
     hw = Hardware()
-    g.add_argument("--hbm-gib", type=float, default=hw.hbm_gib)
-    g.add_argument("--hbm-tb-s", type=float, default=hw.hbm_tb_s)
-    g.add_argument("--cus", type=int, default=hw.cus)
-    g.add_argument("--clock-ghz", type=float, default=hw.clock_ghz)
-    g.add_argument("--bw-eff", type=float, default=hw.bw_eff,
+    g.add_argument("--hbm-gib", type=_num(0, 1 << 20, lo_open=True), default=hw.hbm_gib)
+    g.add_argument("--hbm-tb-s", type=_num(1e-3, 1e4), default=hw.hbm_tb_s)
+    g.add_argument("--cus", type=_num(1, 1 << 16, integer=True), default=hw.cus)
+    g.add_argument("--clock-ghz", type=_num(1e-2, 100), default=hw.clock_ghz)
+    g.add_argument("--bw-eff", type=_num(1e-3, 1), default=hw.bw_eff,
                    help="achievable fraction of HBM bandwidth (default %(default)s)")
-    g.add_argument("--mfma-eff", type=float, default=hw.mfma_eff,
+    g.add_argument("--mfma-eff", type=_num(1e-3, 1), default=hw.mfma_eff,
                    help="achievable fraction of MFMA peak (default %(default)s)")
     g = p.add_argument_group("memory")
     g.add_argument("--gmu", default=d["gmu"],
                    help=f"gpu_memory_utilization, comma-separated list (default {d['gmu']})")
-    g.add_argument("--reserved-gib", type=float, default=8.0,
+    g.add_argument("--reserved-gib", type=GIB, default=8.0,
                    help="activation/graph memory per GPU outside the KV cache "
                         "(default %(default)s)")
-    g.add_argument("--kv-gib", type=float,
+    g.add_argument("--kv-gib", type=_num(0, 1 << 20, lo_open=True),
                    help="KV budget per GPU in GiB (replaces --gmu)")
     g = p.add_argument_group("workload")
     g.add_argument("--workload", default=d["workload"], choices=sorted(WORKLOADS),
                    help=f"distribution preset (default {d['workload']})")
-    g.add_argument("--sessions", type=int, default=32)
-    g.add_argument("--rounds", type=int, default=6)
-    g.add_argument("--common", type=int, help="tokens shared by all sessions")
+    g.add_argument("--sessions", type=_num(1, L.MAX_SESSIONS, integer=True), default=32,
+                   help=f"concurrent sessions (at most {L.MAX_SESSIONS})")
+    g.add_argument("--rounds", type=_num(1, L.MAX_ROUNDS, integer=True), default=6)
+    g.add_argument("--common", type=_num(0, L.MAX_TOKENS, integer=True), help="tokens shared by all sessions")
     g.add_argument("--prefix", help="session context in round 1 (tokens, distribution)")
     g.add_argument("--user", help="new input tokens per round (distribution)")
     g.add_argument("--output", help="output tokens per round (distribution)")
     g.add_argument("--think", help="seconds between an answer and the next round")
-    g.add_argument("--ramp-s", type=float, default=0.0,
+    g.add_argument("--ramp-s", type=_num(0, L.MAX_SECONDS), default=0.0,
                    help="sessions start evenly over this many seconds")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=_num(0, (1 << 63) - 1, integer=True), default=0)
     g = p.add_argument_group("engine (vLLM V1 scheduler)")
-    g.add_argument("--block-size", type=int, default=16)
-    g.add_argument("--max-batched-tokens", type=int, default=8192)
-    g.add_argument("--max-seqs", type=int, default=1024)
-    g.add_argument("--step-overhead-ms", type=float, default=1.0)
+    g.add_argument("--block-size", type=COUNT, default=16)
+    g.add_argument("--max-batched-tokens", type=_num(1, 1 << 20, integer=True), default=8192)
+    g.add_argument("--max-seqs", type=_num(1, 1 << 16, integer=True), default=1024)
+    g.add_argument("--step-overhead-ms", type=_num(0, 1e6), default=1.0)
     g.add_argument("--no-prefix-caching", action="store_true")
     g = p.add_argument_group("kernel times")
     g.add_argument("--kernel-model", choices=("table", "roofline"), default="table",
@@ -114,27 +151,28 @@ def add_options(p: argparse.ArgumentParser, d: dict) -> None:
     g.add_argument("--kernel-table", metavar="FILE",
                    help="uq-kernel-report --table output (default: "
                         "<build>/kernel-times.json)")
-    g.add_argument("--extrapolation-limit", type=float, default=2.0,
+    g.add_argument("--extrapolation-limit", type=_num(1, 1e6), default=2.0,
                    help="refuse lookups further than this factor outside the table")
     g.add_argument("--allow-extrapolation", action="store_true")
-    g.add_argument("--launch-us", type=float, default=4.0,
+    g.add_argument("--launch-us", type=US, default=4.0,
                    help="roofline: cost of one attention launch (default %(default)s)")
-    g.add_argument("--gemm-us-per-token", type=float,
+    g.add_argument("--gemm-us-per-token", type=US,
                    help="GEMM time per token per GPU (default: 2 x active params / "
                         "(MFMA peak x mfma-eff))")
     g = p.add_argument_group("outputs")
     g.add_argument("--json", metavar="FILE", help="write all results as JSON")
     g.add_argument("--plots", metavar="DIR", help="write ttft_by_round.png here")
-    g.add_argument("--ttft-target-ms", type=float,
+    g.add_argument("--ttft-target-ms", type=_num(0, 1e9, lo_open=True),
                    help="also search the most sessions meeting this TTFT")
     g.add_argument("--ttft-percentile", type=int, default=90, choices=(50, 90, 99))
     g.add_argument("--ttft-rounds", default="all", choices=sorted(GROUPS))
-    g.add_argument("--max-sessions-limit", type=int, default=512)
+    g.add_argument("--max-sessions-limit", type=_num(1, L.MAX_SESSIONS, integer=True),
+                   default=512)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="cmd", metavar="{simulate,paper}")
+    p = _Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="cmd", metavar="{simulate,paper}", parser_class=_Parser)
     sub.required = True
     s = sub.add_parser("simulate", help="simulate formats on a model, GPU and workload")
     add_options(s, SIMULATE_DEFAULTS)
@@ -144,6 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: Memory settings (--gmu values) and formats (--formats and --policy) of one
+#: run: each pair is a full simulation.
+MAX_SETTINGS = 16
+
+
 def _gmus(s: str) -> List[float]:
     try:
         v = [float(x) for x in s.split(",") if x.strip()]
@@ -151,14 +194,36 @@ def _gmus(s: str) -> List[float]:
         raise ValueError(f"--gmu: comma-separated numbers expected, got {s!r}")
     if not v:
         raise ValueError("--gmu: at least one value")
+    if len(v) > MAX_SETTINGS:
+        raise ValueError(f"--gmu: {len(v)} values, more than the limit of {MAX_SETTINGS}")
+    for x in v:
+        if not 0 < x <= 1:          # also NaN
+            raise ValueError(f"--gmu: gpu_memory_utilization must be in (0, 1], got {x}")
     return v
+
+
+def _load_policy(path: str):
+    """A precision policy read through the bounded reader (regular file, size
+    and depth limits), with uq.quality.policy's checks."""
+    from ..quality.policy import SCHEMA, Policy
+    d = L.read_json(path, "policy", L.MAX_POLICY_BYTES)
+    if not isinstance(d, dict) or d.get("schema") != SCHEMA:
+        got = d.get("schema") if isinstance(d, dict) else type(d).__name__
+        raise ValueError(f"{path}: schema must be {SCHEMA!r}, got {got!r}")
+    meta = {k: v for k, v in d.items()
+            if k not in ("schema", "default", "overrides", "bits_per_element")}
+    try:
+        return Policy(d.get("default", "uq"), d.get("overrides", []), meta)
+    except (TypeError, AttributeError, KeyError) as e:
+        # A field of the wrong JSON type that Policy's checks do not name.
+        raise ValueError(f"{path}: malformed policy: {e}")
 
 
 def make_kernels(a, hw: Hardware, model):
     if a.kernel_model == "roofline":
         return RooflineKernels(hw, model.head_dim, model.gqa, a.launch_us)
     path = a.kernel_table or default_table_path()
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise ValueError(
             f"kernel table {path} not found: `ninja -C build kernel-times` (or "
             "`build/bin/uq-kernel-report --table build/kernel-times.json`) writes the "
@@ -183,8 +248,6 @@ def run(a) -> int:
         weight_bytes_per_param=None if a.weight_dtype is None else
         (2.0 if a.weight_dtype == "bf16" else 1.0))
     if a.weights_gib is not None:
-        if a.weights_gib < 0:
-            raise ValueError(f"--weights-gib must be >= 0, got {a.weights_gib}")
         model = with_overrides(model,
                                weight_bytes_per_param=a.weights_gib * GiB / model.params_total)
     hw = Hardware(hbm_gib=a.hbm_gib, hbm_tb_s=a.hbm_tb_s, cus=a.cus, clock_ghz=a.clock_ghz,
@@ -200,14 +263,11 @@ def run(a) -> int:
                           max_seqs=a.max_seqs, step_overhead_us=a.step_overhead_ms * 1e3,
                           prefix_caching=not a.no_prefix_caching)
     specs: List[Tuple[str, object]] = [(f, f) for f in _split_formats(a.formats)]
-    from ..quality.policy import Policy
+    if len(specs) + len(a.policy) > MAX_SETTINGS:
+        raise ValueError(f"{len(specs) + len(a.policy)} formats and policies, more than the "
+                         f"limit of {MAX_SETTINGS}")
     for path in a.policy:
-        try:
-            specs.append((f"policy:{os.path.basename(path)}", Policy.load(path)))
-        except OSError as e:
-            raise ValueError(f"cannot read policy {path}: {e.strerror}")
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON: {e}")
+        specs.append((f"policy:{os.path.basename(path)}", _load_policy(path)))
     if not specs:
         raise ValueError("no formats to simulate")
     mem = [("kv", a.kv_gib)] if a.kv_gib is not None else [("gmu", g) for g in _gmus(a.gmu)]
@@ -304,11 +364,18 @@ def run(a) -> int:
     if a.cmd == "paper":
         doc["paper"] = PAPER
     if a.json:
-        write_json(a.json, doc)
+        try:
+            write_json(a.json, doc)
+        except OSError as e:
+            raise ValueError(f"cannot write {a.json}: {e.strerror or e}")
     if a.plots:
         title = (f"{model.name}, TP {a.tp}, {workload.sessions} sessions x "
                  f"{workload.rounds} rounds ({a.workload})")
-        plot(os.path.join(a.plots, "ttft_by_round.png"), runs, title, kl)
+        png = os.path.join(a.plots, "ttft_by_round.png")
+        try:
+            plot(png, runs, title, kl)
+        except OSError as e:
+            raise ValueError(f"cannot write {png}: {e.strerror or e}")
     return 0
 
 
@@ -321,7 +388,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (ValueError, OSError) as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
+        msg = " ".join(str(e).split("\n"))
+        print(f"{PROG}: error: {msg}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"{PROG}: error: out of memory (docs/serving.md, \"Input limits\")",
+              file=sys.stderr)
         return 1
 
 

@@ -34,6 +34,7 @@ per-step overhead.
 from __future__ import annotations
 
 import heapq
+import math
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
@@ -58,10 +59,11 @@ class EngineConfig:
     def __post_init__(self):
         for k in ("block_size", "max_batched_tokens", "max_seqs", "max_steps"):
             v = getattr(self, k)
-            if not isinstance(v, int) or v < 1:
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{k} must be a positive integer, got {v!r}")
-        if self.step_overhead_us < 0:
-            raise ValueError("step overhead must be >= 0")
+        v = self.step_overhead_us
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            raise ValueError(f"step overhead must be a finite number >= 0, got {v!r}")
 
 
 class BlockPool:
@@ -344,6 +346,12 @@ class Simulator:
                 else:
                     prefill.append((r.num_computed + n, n))
             dt = self.step_us(decode, prefill)
+            if not (math.isfinite(dt) and dt >= 0 and math.isfinite(now + dt)):
+                # Kernel or GEMM times past what a float holds (extreme
+                # hardware numbers): stop rather than simulate with inf/NaN.
+                raise SimulationError(
+                    f"step {self.steps} took {dt!r} us (at {now!r} us): the times are not "
+                    "finite; check the hardware and kernel-time options")
             if self.step_log is not None:
                 self.step_log.append((now, dt, [(r.plan.sid, r.rnd, n) for r, n in sched]))
             now += dt

@@ -20,7 +20,6 @@ everything it feeds says so.
 from __future__ import annotations
 
 import bisect
-import json
 import math
 from typing import Dict, List, Optional, Tuple
 
@@ -182,14 +181,10 @@ class KernelTable:
 
     @classmethod
     def load(cls, path: str, **kw) -> "KernelTable":
-        try:
-            with open(path) as f:
-                data = json.load(f)
-        except OSError as e:
-            raise ValueError(f"cannot read kernel table {path}: {e.strerror}")
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}: not JSON: {e}")
-        return cls(data, path, **kw)
+        """Reads the table through limits.read_json: a regular file of at
+        most MAX_TABLE_BYTES, nested at most MAX_JSON_DEPTH levels."""
+        from .limits import MAX_TABLE_BYTES, read_json
+        return cls(read_json(path, "kernel table", MAX_TABLE_BYTES), path, **kw)
 
     @property
     def label(self) -> str:

@@ -14,7 +14,6 @@ lloydmax) are refused: there is no time to give them.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -94,15 +93,19 @@ class ModelShape:
     def __post_init__(self):
         for k in ("layers", "q_heads", "kv_heads", "head_dim"):
             v = getattr(self, k)
-            if not isinstance(v, int) or v <= 0:
-                raise ValueError(f"model {k} must be a positive integer, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= 4096:
+                raise ValueError(f"model {k} must be an integer in [1, 4096], got {v!r}")
         if self.q_heads % self.kv_heads:
             raise ValueError(f"q_heads ({self.q_heads}) must be a multiple of kv_heads "
                              f"({self.kv_heads})")
         if self.weight_dtype not in ("bf16", "fp8"):
             raise ValueError(f"weight dtype must be bf16 or fp8, got {self.weight_dtype!r}")
-        if self.params_total <= 0 or self.params_active <= 0:
-            raise ValueError("model parameter counts must be positive")
+        for k in ("params_total", "params_active", "weight_bytes_per_param"):
+            v = getattr(self, k)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0) or (
+                    v == 0 and k != "weight_bytes_per_param"):
+                raise ValueError(f"model {k} must be a finite number > 0 (weight bytes: "
+                                 f">= 0), got {v!r}")
 
     @property
     def gqa(self) -> int:
@@ -144,9 +147,9 @@ def preset(name: str, shared_dir: Optional[str] = None) -> ModelShape:
         from ..quality.data import default_shared_dir
         d = shared_dir or default_shared_dir()
         path = os.path.join(d, "lm", "manifest.json")
+        from .limits import MAX_POLICY_BYTES, read_json
+        man = read_json(path, "the shared LM's manifest", MAX_POLICY_BYTES)
         try:
-            with open(path) as f:
-                man = json.load(f)
             c = man["cfg"]
             t, a, _ = transformer_params(c["d"], c["layers"], c["hq"], c["hk"], c["hd"],
                                          c["ffn"], c["vocab"])
@@ -154,7 +157,7 @@ def preset(name: str, shared_dir: Optional[str] = None) -> ModelShape:
             return ModelShape("shared-lm", int(c["layers"]), int(c["hq"]), int(c["hk"]),
                               int(c["hd"]), t, a, 2.0, "bf16",
                               source=f"shared LM ({path})")
-        except (OSError, KeyError, ValueError, TypeError) as e:
+        except (KeyError, ValueError, TypeError) as e:
             raise ValueError(f"cannot read the shared LM's cfg from {path}: {e}")
     raise ValueError(f"unknown model {name!r} (one of: {', '.join(PRESETS)})")
 

@@ -99,12 +99,30 @@ def paper_table(per_gmu: Dict[float, Dict[str, Optional[float]]]) -> str:
 
 
 def write_json(path: str, doc: dict) -> None:
+    """Writes ``doc`` whole or not at all: the text is made first, then
+    written to a temporary file next to ``path`` that replaces it once
+    closed; a failed write (a full disk, /dev/full) raises OSError and
+    leaves nothing behind. A path that is not a regular file (a device, a
+    FIFO) is written directly."""
+    text = json.dumps(doc, indent=1) + "\n"
     d = os.path.dirname(path)
     if d:
         os.makedirs(d, exist_ok=True)
-    with open(path, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    if os.path.exists(path) and not os.path.isfile(path):
+        with open(path, "w") as f:
+            f.write(text)
+        return
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def plot(path: str, runs: List[dict], title: str, kernel_label: str) -> None:

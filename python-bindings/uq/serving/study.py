@@ -10,6 +10,7 @@ import numpy as np
 
 from .engine import EngineConfig, Request, Simulator
 from .kernels import GemmModel
+from .limits import MAX_OUTPUT_TOKENS, MAX_REQUESTS, MAX_SIM_BLOCKS
 from .model import GiB, Hardware, KVLayout, ModelShape, kv_budget_bytes, kv_layout
 from .workload import Workload
 
@@ -47,6 +48,28 @@ def capacity(setup: Setup, layout: KVLayout) -> Dict[str, float]:
     blocks = int(budget // (per_token * setup.engine.block_size))
     return {"kv_gib_per_gpu": budget / GiB, "bytes_per_token_per_gpu": per_token,
             "blocks": blocks, "tokens": blocks * setup.engine.block_size}
+
+
+def simulated_blocks(blocks: int, plans, block_size: int) -> int:
+    """KV blocks to simulate for a budget of ``blocks``: at most the blocks
+    the workload can ever allocate (every request's final length in blocks,
+    summed over all requests). A pool at least that large never runs out,
+    never evicts and never preempts, so any larger one gives the same
+    results; only a budget that the workload could fill is simulated block
+    by block, up to limits.MAX_SIM_BLOCKS."""
+    demand = 0
+    for p in plans:
+        total = 0
+        for r in range(p.rounds):
+            total += p.new_tokens[r]
+            demand += -(-(total + p.output_tokens[r]) // block_size)
+            total += p.output_tokens[r]
+    n = min(blocks, demand + 1)
+    if n > MAX_SIM_BLOCKS:
+        raise ValueError(f"the run would simulate {n} KV blocks, more than the limit of "
+                         f"{MAX_SIM_BLOCKS} (docs/serving.md, \"Input limits\"): use a "
+                         "larger --block-size or a smaller KV budget")
+    return n
 
 
 def _pct(xs: Sequence[float], p: float) -> Optional[float]:
@@ -109,8 +132,19 @@ def run_format(setup: Setup, policy, label: str, sessions: Optional[int] = None)
         raise ValueError(f"{label}: the KV budget holds no block")
     setup.kernels.bind(m.head_dim, m.gqa, setup.engine.block_size, layout.kernel_formats())
     gemm = GemmModel(setup.hw, m, setup.tp, setup.gemm_us_per_token)
-    sim = Simulator(layout, cap["blocks"], setup.kernels, gemm, setup.engine)
-    reqs = sim.run(setup.workload.plans(sessions))
+    plans = setup.workload.plans(sessions)
+    if len(plans) * setup.workload.rounds > MAX_REQUESTS:
+        raise ValueError(f"{len(plans)} sessions x {setup.workload.rounds} rounds is more "
+                         f"than the limit of {MAX_REQUESTS} requests per simulation "
+                         "(docs/serving.md, \"Input limits\")")
+    outputs = sum(sum(p.output_tokens) for p in plans)
+    if outputs > MAX_OUTPUT_TOKENS:
+        raise ValueError(f"the workload draws {outputs} output tokens, more than the limit of "
+                         f"{MAX_OUTPUT_TOKENS} per simulation (docs/serving.md, \"Input "
+                         "limits\")")
+    blocks = simulated_blocks(cap["blocks"], plans, setup.engine.block_size)
+    sim = Simulator(layout, blocks, setup.kernels, gemm, setup.engine)
+    reqs = sim.run(plans)
     out = summarize(reqs, setup.engine.block_size, sim)
     out.update({"label": label, "capacity": cap,
                 "kv_formats": layout.kernel_formats(),

@@ -30,6 +30,8 @@ from typing import List, Optional
 
 import numpy as np
 
+from .limits import MAX_ROUNDS, MAX_SECONDS, MAX_SESSIONS, MAX_TOKENS, _n, check_number
+
 
 class Dist:
     """A distribution given as a string:
@@ -37,12 +39,16 @@ class Dist:
     ``N`` or ``const:N``; ``uniform:A:B`` (integers A..B inclusive, or reals
     for times); ``lognormal:MEAN[:MEDIAN_RATIO[:MAX]]`` (mean MEAN, median
     MEDIAN_RATIO x MEAN, default 0.7, capped at MAX); ``exp:MEAN``
-    (exponential)."""
+    (exponential). Every argument is at most ``maximum`` (token counts:
+    limits.MAX_TOKENS, seconds: limits.MAX_SECONDS), and so is every draw
+    (a lognormal without a cap, or an exponential, is capped there)."""
 
-    def __init__(self, spec: str, integer: bool = True, minimum: float = 0.0):
+    def __init__(self, spec: str, integer: bool = True, minimum: float = 0.0,
+                 maximum: float = MAX_TOKENS):
         self.spec = str(spec).strip()
         self.integer = integer
         self.minimum = minimum
+        self.maximum = maximum
         parts = self.spec.split(":")
         kind, args = parts[0], parts[1:]
         try:
@@ -53,6 +59,9 @@ class Dist:
             raise ValueError(f"bad distribution {self.spec!r}: arguments must be numbers")
         if any(not math.isfinite(v) for v in vals):
             raise ValueError(f"bad distribution {self.spec!r}: arguments must be finite")
+        if any(abs(v) > maximum for v in vals):
+            raise ValueError(f"bad distribution {self.spec!r}: arguments must be at most "
+                             f"{_n(maximum)} (docs/serving.md, \"Input limits\")")
         self.kind = kind
         if kind == "const" and len(vals) == 1:
             self.args = vals
@@ -87,6 +96,7 @@ class Dist:
             v = min(float(rng.lognormal(a[0], a[1])), a[2])
         else:
             v = float(rng.exponential(a[0])) if a[0] > 0 else 0.0
+        v = min(v, self.maximum)
         if self.integer:
             v = float(round(v))
         return max(v, self.minimum)
@@ -129,16 +139,15 @@ class Workload:
     seed: int = 0
 
     def __post_init__(self):
-        if not isinstance(self.sessions, int) or self.sessions < 1:
-            raise ValueError(f"sessions must be >= 1, got {self.sessions!r}")
-        if not isinstance(self.rounds, int) or self.rounds < 1:
-            raise ValueError(f"rounds must be >= 1, got {self.rounds!r}")
-        if self.common < 0 or self.ramp_s < 0:
-            raise ValueError("common prefix and ramp must be >= 0")
+        check_number("sessions", self.sessions, 1, MAX_SESSIONS, integer=True)
+        check_number("rounds", self.rounds, 1, MAX_ROUNDS, integer=True)
+        check_number("common prefix", self.common, 0, MAX_TOKENS, integer=True)
+        check_number("ramp (s)", self.ramp_s, 0, MAX_SECONDS)
+        check_number("seed", self.seed, 0, (1 << 63) - 1, integer=True)
         self._prefix = Dist(self.prefix, minimum=0)
         self._user = Dist(self.user, minimum=1)
         self._output = Dist(self.output, minimum=1)
-        self._think = Dist(self.think, integer=False, minimum=0)
+        self._think = Dist(self.think, integer=False, minimum=0, maximum=MAX_SECONDS)
 
     def plans(self, sessions: Optional[int] = None) -> List[SessionPlan]:
         n = self.sessions if sessions is None else sessions
