@@ -256,15 +256,46 @@ static int runLadderOrTable(int argc, char **argv) {
   return 0;
 }
 static cl::opt<bool> prefill(
-    "prefill", cl::desc("Report a long prefill (uq.paged_attention) on the "
-                        "timing model instead (PrefillReport.cpp)"));
+    "prefill",
+    cl::desc("Report a long prefill (uq.paged_attention) on the timing model "
+             "instead (PrefillReport.cpp)"),
+    cl::cat(category));
 static cl::opt<int64_t> newTokens("new-tokens", cl::init(4096),
-                                  cl::desc("--prefill: new query tokens"));
+                                  cl::desc("--prefill: new query tokens"),
+                                  cl::cat(category));
 static cl::opt<int64_t> prefixTokens(
-    "prefix", cl::init(32768), cl::desc("--prefill: cached prefix tokens"));
+    "prefix", cl::init(32768), cl::desc("--prefill: cached prefix tokens"),
+    cl::cat(category));
+static cl::opt<int64_t> decodesOpt(
+    "decodes", cl::init(0),
+    cl::desc("--prefill: one-token sequences over the prefix in the same "
+             "batch (a mixed batch)"),
+    cl::cat(category));
 static cl::opt<int64_t> prefillWavesOpt(
     "prefill-waves", cl::init(4),
-    cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"));
+    cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"),
+    cl::cat(category));
+static cl::list<uq::KVCacheKind> prefillFormats(
+    "prefill-formats",
+    cl::desc("--prefill: the caches to report (default uq4,fp8)"),
+    cl::values(clEnumValN(uq::KVCacheKind::UltraQuant, "uq4", "UltraQuant"),
+               clEnumValN(uq::KVCacheKind::FP8, "fp8", "FP8 E4M3"),
+               clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16")),
+    cl::CommaSeparated, cl::cat(category));
+static cl::opt<int64_t> checkNewTokens(
+    "check-new-tokens", cl::init(64),
+    cl::desc("--prefill: new tokens of the check's reduced batch (emulated "
+             "whole and sampled)"),
+    cl::cat(category));
+static cl::opt<int64_t> checkPrefix(
+    "check-prefix", cl::init(448),
+    cl::desc("--prefill: cached prefix of the check's reduced batch"),
+    cl::cat(category));
+static cl::opt<double> checkTolerance(
+    "check-tolerance", cl::init(0.1),
+    cl::desc("--prefill: largest relative difference of the sampled and the "
+             "whole prediction of the check's prefill launch"),
+    cl::cat(category));
 
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
@@ -308,17 +339,46 @@ int main(int argc, char **argv) {
                     "or --table\n";
     return 1;
   }
-  if (prefillWavesOpt.getNumOccurrences() && !prefill)
-    return error("--prefill-waves goes with --prefill");
-  if (prefill)
-    return uq::runPrefillReport({numQHeads, numKVHeads, headDim, blockSize,
-                                 partitionSize, newTokens, prefixTokens,
-                                 // --samples, 4 sampled workgroups per
-                                 // launch unless given.
-                                 samplesOpt.getNumOccurrences()
-                                     ? samplesOpt.getValue()
-                                     : 4u,
-                                 prefillWavesOpt});
+  if (!prefill &&
+      (prefillWavesOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
+       prefixTokens.getNumOccurrences() || decodesOpt.getNumOccurrences() ||
+       !prefillFormats.empty() || checkNewTokens.getNumOccurrences() ||
+       checkPrefix.getNumOccurrences() || checkTolerance.getNumOccurrences()))
+    return error("--prefill-waves, --new-tokens, --prefix, --decodes, "
+                 "--prefill-formats and --check-* go with --prefill");
+  if (prefill) {
+    if (newTokens < 1 || newTokens > (1 << 20) || checkNewTokens < 1 ||
+        checkNewTokens > (1 << 20))
+      return error("--new-tokens and --check-new-tokens must be in [1, "
+                   "1048576]");
+    if (prefixTokens < 0 || prefixTokens > (1 << 24) || checkPrefix < 0 ||
+        checkPrefix > (1 << 24))
+      return error("--prefix and --check-prefix must be in [0, 16777216]");
+    if (decodesOpt < 0 || decodesOpt > 4096)
+      return error("--decodes must be in [0, 4096]");
+    if (!(checkTolerance >= 0))
+      return error("--check-tolerance must be >= 0");
+    if (samplesOpt.getNumOccurrences() && samplesOpt == 0)
+      return error("--samples must be >= 1");
+    uq::PrefillReportOptions po;
+    po.numQHeads = numQHeads;
+    po.numKVHeads = numKVHeads;
+    po.headDim = headDim;
+    po.blockSize = blockSize;
+    po.partitionSize = partitionSize;
+    po.newTokens = newTokens;
+    po.prefix = prefixTokens;
+    po.decodes = decodesOpt;
+    // --samples: 4 traced workgroups per launch unless given.
+    po.samples = samplesOpt.getNumOccurrences() ? samplesOpt.getValue() : 4u;
+    po.prefillWaves = prefillWavesOpt;
+    if (!prefillFormats.empty())
+      po.formats.assign(prefillFormats.begin(), prefillFormats.end());
+    po.checkNewTokens = checkNewTokens;
+    po.checkPrefix = checkPrefix;
+    po.checkTolerance = checkTolerance;
+    return uq::runPrefillReport(po);
+  }
   // Sizes the harness can hold (finer rules are the IR verifier's, reported
   // as located diagnostics).
   auto inRange = [](int64_t v, int64_t hi) { return v >= 1 && v <= hi; };
