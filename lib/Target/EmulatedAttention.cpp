@@ -1028,7 +1028,8 @@ struct CompiledPagedAttention::Impl : EmulatedProgram {
         a.kMean != b.kMean || a.vMean != b.vMean ||
         a.scaledQuery != b.scaledQuery || a.vScaleE4M3 != b.vScaleE4M3 ||
         a.partitionSize != b.partitionSize ||
-        a.prefillWaves != b.prefillWaves || shape.window != pp.window)
+        a.prefillWaves != b.prefillWaves ||
+        a.prefillRows != b.prefillRows || shape.window != pp.window)
       return makeError("the problem's configuration differs from the "
                        "compiled one");
     return llvm::Error::success();
@@ -1061,6 +1062,7 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   CompileOptions options;
   options.partitionSize = cfg.partitionSize;
   options.prefillWaves = cfg.prefillWaves;
+  options.prefillRows = cfg.prefillRows;
   auto loaded =
       compileAndLoad(c->impl->ir, "emulated-paged-attention", options);
   if (!loaded)
@@ -1411,12 +1413,14 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
         mfmaWeighted += w * double(p.mfmaCycles);
         timing.prefillTraced.push_back(p.id);
         timing.prefillWeights.push_back(w);
+        timing.prefillWaveTiles += double(p.waves) * double((k + 31) / 32);
       }
       if (mfmaTraced == 0 && timing.prefillWorking > 0)
         return makeError(llvm::formatv(
             "{0}: the {1} traced workgroups did no work while {2} of the "
             "grid's {3} workgroups have keys (the sampling missed the work)",
             name, rec.profiles().size(), timing.prefillWorking, total));
+      timing.prefillStats = em.stats();
       // Per kind, scaled as the MFMA cycles (every workgroup issues the
       // kinds in the same proportion).
       for (auto &[kind, cnt] : em.stats().mfmaByKind)

@@ -36,16 +36,17 @@ using namespace uq;
 namespace {
 
 /// One chunk of `newTokens` over `prefix` cached tokens after `decodes`
-/// one-token sequences over `prefix`; one partition (the prefill grid).
+/// one-token sequences over `prefix`, in `partitions` split-K partitions
+/// (0: the compiler's rule).
 PagedAttentionProblem batch(const PagedAttentionProblem &shape,
                             int64_t decodes, int64_t newTokens,
-                            int64_t prefix) {
+                            int64_t prefix, int64_t partitions) {
   PagedAttentionProblem pp = shape;
   pp.queryLens.assign(decodes, 1);
   pp.seqLens.assign(decodes, int32_t(prefix + 1));
   pp.queryLens.push_back(int32_t(newTokens));
   pp.seqLens.push_back(int32_t(prefix + newTokens));
-  pp.numPartitions = 1;
+  pp.numPartitions = partitions;
   return pp;
 }
 
@@ -81,13 +82,14 @@ llvm::Expected<Figures> measure(const PrefillReportOptions &o,
   pp.config.format = format;
   pp.config.partitionSize = o.partitionSize;
   pp.config.prefillWaves = o.prefillWaves;
+  pp.config.prefillRows = o.prefillRows;
   auto compiled = CompiledPagedAttention::compile(pp);
   if (!compiled)
     return compiled.takeError();
   Figures f;
   // The check, on the same batch shape reduced.
   PagedAttentionProblem small =
-      batch(pp, o.decodes, o.checkNewTokens, o.checkPrefix);
+      batch(pp, o.decodes, o.checkNewTokens, o.checkPrefix, o.partitions);
   PagedPredictOptions whole;
   whole.whole = true;
   auto w = (*compiled)->predict(small, whole);
@@ -98,7 +100,8 @@ llvm::Expected<Figures> measure(const PrefillReportOptions &o,
   if (!s)
     return s.takeError();
   f.checkSampled = std::move(*s);
-  PagedAttentionProblem big = batch(pp, o.decodes, o.newTokens, o.prefix);
+  PagedAttentionProblem big =
+      batch(pp, o.decodes, o.newTokens, o.prefix, o.partitions);
   f.flops = causalFlops(big);
   auto timing = (*compiled)->predict(big, o.samples);
   if (!timing)
@@ -114,14 +117,18 @@ int uq::runPrefillReport(const PrefillReportOptions &o) {
       "uq kernel report --prefill: gfx950 timing model (model, "
       "uncalibrated unless docs/timing-model.md says otherwise), {0} new "
       "tokens over a {1}-token cached prefix{9}, head_dim {2}, {3} query "
-      "heads / {4} KV heads (GQA {5}), block size {6}, {7} waves per "
-      "prefill workgroup, {8} sampled workgroups per launch\n\n",
+      "heads / {4} KV heads (GQA {5}), block size {6}, {7} waves of {10} "
+      "MFMA rows per prefill workgroup, {11} split-K partitions, {8} "
+      "sampled workgroups per launch\n\n",
       o.newTokens, o.prefix, o.headDim, o.numQHeads, o.numKVHeads,
       o.numQHeads / o.numKVHeads, o.blockSize, o.prefillWaves, o.samples,
       o.decodes ? llvm::formatv(" and {0} decodes over the prefix",
                                 o.decodes)
                       .str()
-                : std::string());
+                : std::string(),
+      o.prefillRows,
+      o.partitions ? std::to_string(o.partitions)
+                   : std::string("the compiler's rule of"));
   double uqUs = 0, fp8Us = 0;
   bool ok = true;
   for (KVCacheKind k : o.formats) {
@@ -176,6 +183,20 @@ int uq::runPrefillReport(const PrefillReportOptions &o) {
     for (auto &[kind, n] : t.mfmaByKind)
       llvm::outs() << llvm::formatv("    {0,-40} {1,14:f0} per launch\n",
                                     kind, n);
+    // The traced workgroups' instructions per wave and 32-key tile (the
+    // loop's cost, with the per-workgroup set-up spread over its tiles).
+    if (t.prefillWaveTiles > 0) {
+      const emu::Stats &st = t.prefillStats;
+      double n = t.prefillWaveTiles;
+      llvm::outs() << llvm::formatv(
+          "  prefill instructions per wave and 32-key tile (traced "
+          "workgroups): VALU {0:f1} (transcendental {1:f1}), MFMA {2:f1}, "
+          "LDS {3:f1}, SALU {4:f1}, SMEM {5:f1}, global {6:f1}, waitcnt "
+          "{7:f1}, branch {8:f1}, all {9:f1}\n",
+          st.valu / n, st.valuTrans / n, st.mfma / n, st.lds / n,
+          st.salu / n, st.smem / n, st.global / n, st.waitcnts / n,
+          st.branch / n, st.waveInstructions / n);
+    }
     llvm::outs() << llvm::formatv("  emulated in {0:f1} s (check {1:f1} s "
                                   "whole, {2:f1} s sampled)\n\n",
                                   t.emulatedSeconds, cw.emulatedSeconds,

@@ -17,6 +17,9 @@ struct PrefillReportOptions {
   /// Decodes in the same batch: sequences of one new token over `prefix`
   /// cached tokens (a mixed batch).
   int64_t decodes = 0;
+  /// Split-K partitions of the prefill launch (0: the compiler's rule,
+  /// ceil(context / partition size)).
+  int64_t partitions = 1;
   unsigned samples = 4;
   /// The caches reported (uq4 and fp8 unless given); the ratio line needs
   /// uq4 and fp8 among them.
@@ -24,6 +27,8 @@ struct PrefillReportOptions {
                                       KVCacheKind::FP8};
   /// Waves per prefill workgroup (uq-compile --prefill-waves).
   int64_t prefillWaves = 4;
+  /// MFMA rows per prefill wave (uq-compile --prefill-rows).
+  int64_t prefillRows = 16;
   /// The check: the same batch shape (decodes, one chunk, KV heads) reduced
   /// to checkNewTokens over checkPrefix, emulated whole (output against the
   /// reference) and sampled; the relative difference of the prefill

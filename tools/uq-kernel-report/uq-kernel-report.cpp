@@ -275,6 +275,15 @@ static cl::opt<int64_t> prefillWavesOpt(
     "prefill-waves", cl::init(4),
     cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"),
     cl::cat(category));
+static cl::opt<int64_t> partitionsOpt(
+    "partitions", cl::init(1),
+    cl::desc("--prefill: split-K partitions of the prefill launch (0: "
+             "ceil(context / partition size), the host code's rule)"),
+    cl::cat(category));
+static cl::opt<int64_t> prefillRowsOpt(
+    "prefill-rows", cl::init(16),
+    cl::desc("--prefill: MFMA rows per prefill wave (16 or 32)"),
+    cl::cat(category));
 static cl::list<uq::KVCacheKind> prefillFormats(
     "prefill-formats",
     cl::desc("--prefill: the caches to report (default uq4,fp8)"),
@@ -340,12 +349,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!prefill &&
-      (prefillWavesOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
+      (prefillWavesOpt.getNumOccurrences() ||
+       prefillRowsOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
+       partitionsOpt.getNumOccurrences() ||
        prefixTokens.getNumOccurrences() || decodesOpt.getNumOccurrences() ||
        !prefillFormats.empty() || checkNewTokens.getNumOccurrences() ||
        checkPrefix.getNumOccurrences() || checkTolerance.getNumOccurrences()))
-    return error("--prefill-waves, --new-tokens, --prefix, --decodes, "
-                 "--prefill-formats and --check-* go with --prefill");
+    return error("--prefill-waves, --prefill-rows, --new-tokens, --prefix, "
+                 "--decodes, --partitions, --prefill-formats and --check-* go "
+                 "with --prefill");
   if (prefill) {
     if (newTokens < 1 || newTokens > (1 << 20) || checkNewTokens < 1 ||
         checkNewTokens > (1 << 20))
@@ -356,6 +368,8 @@ int main(int argc, char **argv) {
       return error("--prefix and --check-prefix must be in [0, 16777216]");
     if (decodesOpt < 0 || decodesOpt > 4096)
       return error("--decodes must be in [0, 4096]");
+    if (partitionsOpt < 0 || partitionsOpt > 4096)
+      return error("--partitions must be in [0, 4096]");
     if (!(checkTolerance >= 0))
       return error("--check-tolerance must be >= 0");
     if (samplesOpt.getNumOccurrences() && samplesOpt == 0)
@@ -369,9 +383,11 @@ int main(int argc, char **argv) {
     po.newTokens = newTokens;
     po.prefix = prefixTokens;
     po.decodes = decodesOpt;
+    po.partitions = partitionsOpt;
     // --samples: 4 traced workgroups per launch unless given.
     po.samples = samplesOpt.getNumOccurrences() ? samplesOpt.getValue() : 4u;
     po.prefillWaves = prefillWavesOpt;
+    po.prefillRows = prefillRowsOpt;
     if (!prefillFormats.empty())
       po.formats.assign(prefillFormats.begin(), prefillFormats.end());
     po.checkNewTokens = checkNewTokens;

@@ -54,6 +54,9 @@ struct AttentionProblem {
   /// Waves per workgroup of the paged-attention prefill kernel
   /// (uq-compile --prefill-waves; paged problems only).
   int64_t prefillWaves = 4;
+  /// MFMA rows per prefill wave (uq-compile --prefill-rows; paged problems
+  /// only).
+  int64_t prefillRows = 16;
   /// Element type of the query and of the new K/V rows: f32 or bf16.
   std::string dtype = "bf16";
   /// Element type of the attention result: f32, bf16 or f16.
@@ -277,6 +280,10 @@ struct PagedAttentionTiming {
   std::vector<double> prefillWeights;
   /// Prefill workgroups with keys (host-side, from the grid rule) of all.
   uint64_t prefillWorking = 0, prefillWorkgroups = 0;
+  /// The traced prefill workgroups' instructions by class, and their
+  /// (wave, 32-key tile) pairs: waves x the tiles of keys each sees.
+  emu::Stats prefillStats;
+  double prefillWaveTiles = 0;
   /// With PagedPredictOptions::whole: the output against the reference, as
   /// PagedAttentionReport.
   bool checked = false;

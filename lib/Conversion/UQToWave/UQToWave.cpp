@@ -388,6 +388,12 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
   cfg.tileTokens = tileTokens;
   cfg.partitionSize = partition;
   cfg.prefillWaves = prefillWaves;
+  cfg.prefillRows = prefillRows;
+  if (isa<PagedAttentionOp>(op) && prefillRows != 16 && prefillRows != 32)
+    return op->emitOpError()
+           << "prefill-rows " << prefillRows.getValue()
+           << " is not supported (16 or 32 MFMA rows per wave; 64 needs "
+              "more than the 512 registers of a lane)";
   if (isa<PagedAttentionOp>(op) &&
       (prefillWaves < 1 || prefillWaves > 8 ||
        (prefillWaves & (prefillWaves - 1)) != 0))

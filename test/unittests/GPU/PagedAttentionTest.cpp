@@ -163,6 +163,29 @@ TEST(PagedAttentionGPU, WavesPerWorkgroup) {
   }
 }
 
+// Waves of 32 MFMA rows (prefill-rows: two 16-row tiles sharing every K
+// and V operand of a key tile): mixed batches of decodes and chunks, GQA 1,
+// 2, 4, 8, 16, D 64, 128, 256, windows and sinks, 1, 2 and 4 waves, all
+// inside the bound.
+TEST(PagedAttentionGPU, RowsPerWave) {
+  struct Case {
+    int64_t rows, waves, hq, hkv, d, window;
+  };
+  for (Case c : {Case{32, 4, 8, 1, 128, 0}, Case{32, 2, 4, 1, 64, 45},
+                 Case{32, 1, 16, 1, 256, 0}, Case{32, 4, 1, 1, 128, 0},
+                 Case{32, 2, 8, 4, 128, 0}, Case{32, 1, 8, 4, 64, 45}}) {
+    SCOPED_TRACE("R " + std::to_string(c.rows) + " W " +
+                 std::to_string(c.waves) + " Hq " + std::to_string(c.hq) +
+                 " Hkv " + std::to_string(c.hkv) + " D " +
+                 std::to_string(c.d) + " window " + std::to_string(c.window));
+    AttentionProblem pb = config(c.hq, c.hkv, c.d);
+    pb.sinks = true;
+    pb.prefillWaves = c.waves;
+    pb.prefillRows = c.rows;
+    runBatches(pb, c.window, {{{1, 300, 1, 17}, {40, 330, 2, 17}, 1, 2}});
+  }
+}
+
 // A key tile is read from memory once per workgroup, not once per wave:
 // the same long prefill with 4 waves per workgroup (8 tokens per
 // workgroup, GQA 8) reads about a quarter of the global bytes of 1 wave
