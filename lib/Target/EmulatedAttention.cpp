@@ -1204,8 +1204,9 @@ namespace {
 /// (PrefillKernels.cpp, buildPrefillKernel): query tile x belongs to the
 /// last extended sequence e whose first tile b(e) / tokens_per_tile + e is
 /// <= x; its tokens see the keys [lo, hi) of their sequence, intersected
-/// with partition z. Index x + tiles * z; 0: no keys (the workgroup writes
-/// empty rows, or nothing).
+/// with partition z. Index x + tiles * z; -1: tokens but no keys (the
+/// workgroup loads its query and writes empty rows), 0: no tokens (it
+/// returns).
 std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
                                  const PagedSetup &su, uint64_t tiles,
                                  uint64_t parts) {
@@ -1238,8 +1239,13 @@ std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
         e = &c;
     int64_t tok0 = e->begin + (int64_t(x) - e->start) * tpt;
     int64_t tokEnd = std::min(e->end, tok0 + tpt);
-    if (tok0 >= tokEnd || e->seq < 0)
+    if (tok0 >= tokEnd)
       continue;
+    if (e->seq < 0) {
+      for (uint64_t z = 0; z < parts; ++z)
+        keys[x + tiles * z] = -1;
+      continue;
+    }
     int64_t len = std::min<int64_t>(
         std::max<int64_t>(pp.seqLens[e->seq], 0), capacity);
     int64_t qLen = e->end - e->begin;
@@ -1255,7 +1261,7 @@ std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
                          ? hi
                          : std::min(hi, pStart + cfg.partitionSize);
       int64_t start = std::max(lo, pStart);
-      keys[x + tiles * z] = std::max<int64_t>(pEnd - start, 0);
+      keys[x + tiles * z] = pEnd > start ? pEnd - start : -1;
     }
   }
   return keys;
@@ -1264,15 +1270,15 @@ std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
 /// The prefill launch's traced workgroups (linear index -> workgroups it
 /// stands for): the midpoints of n equal strata of the (x, z) with keys in
 /// order of their key count, the i-th at KV head (2i + 1) Hkv / 2n, each
-/// standing for its stratum times Hkv; one (x, z) without keys stands for
-/// all of those.
+/// standing for its stratum times Hkv; one (x, z) with tokens but no keys
+/// stands for all of those, and one without tokens for those.
 std::map<uint64_t, double> samplePrefill(const std::vector<int64_t> &keys,
                                          std::array<uint32_t, 3> grid,
                                          unsigned n) {
   const uint64_t gx = grid[0], gy = grid[1];
-  std::vector<uint64_t> working, idle;
+  std::vector<uint64_t> working, rowsOnly, idle;
   for (uint64_t i = 0; i < keys.size(); ++i)
-    (keys[i] > 0 ? working : idle).push_back(i);
+    (keys[i] > 0 ? working : keys[i] < 0 ? rowsOnly : idle).push_back(i);
   llvm::stable_sort(working,
                     [&](uint64_t a, uint64_t b) { return keys[a] < keys[b]; });
   std::map<uint64_t, double> w;
@@ -1286,8 +1292,9 @@ std::map<uint64_t, double> samplePrefill(const std::vector<int64_t> &keys,
     uint64_t y = (2 * i + 1) * gy / (2 * m);
     w[linear(working[(lo + hi) / 2], y)] += double(hi - lo) * gy;
   }
-  if (!idle.empty())
-    w[linear(idle[idle.size() / 2], gy / 2)] += double(idle.size()) * gy;
+  for (const std::vector<uint64_t> *c : {&rowsOnly, &idle})
+    if (!c->empty())
+      w[linear((*c)[c->size() / 2], gy / 2)] += double(c->size()) * gy;
   return w;
 }
 

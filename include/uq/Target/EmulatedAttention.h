@@ -256,8 +256,9 @@ struct PagedPredictOptions {
   /// Traced workgroups per launch (at least 1). The prefill launch's are
   /// the midpoints of equal strata of its workgroups that have keys, in
   /// order of their key count, spread over the KV heads, each standing for
-  /// its stratum times the KV heads; one workgroup without keys stands for
-  /// those (when the grid has any). The query and merge launches', the
+  /// its stratum times the KV heads; one workgroup with query tokens but no
+  /// keys stands for those, and one without tokens for those (when the grid
+  /// has any). The query and merge launches', the
   /// midpoints of equal strata of their rows, spread over the heads.
   unsigned samples = 4;
   /// Trace every workgroup of every launch (weights 1) and compare the

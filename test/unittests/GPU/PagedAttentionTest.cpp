@@ -333,6 +333,43 @@ TEST(PrefillTiming, SampledWorkgroupsDoWorkOverTheKVHeads) {
   }
 }
 
+// Split-K partitions past a short context leave workgroups that load their
+// query and write empty rows but see no keys; they are traced as a class of
+// their own (not with the tiles that return at once), so the sampled
+// prediction still agrees with the whole emulation.
+TEST(PrefillTiming, PartitionsWithoutKeysAreAClassOfTheirOwn) {
+  PagedAttentionProblem pp;
+  pp.config = config(16, 8, 64);
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {64};
+  pp.seqLens = {64 + 128};
+  pp.numPartitions = 4; // keys only in partition 0 (256 tokens each)
+  auto sampled = (*compiled)->predict(pp, 4);
+  ASSERT_TRUE(static_cast<bool>(sampled))
+      << llvm::toString(sampled.takeError());
+  // Tiles 1, 2 hold the tokens: 2 x 8 heads with keys, of 5 x 8 x 4.
+  EXPECT_EQ(sampled->prefillWorking, uint64_t(2 * 8));
+  EXPECT_EQ(sampled->prefillWorkgroups, uint64_t(5 * 8 * 4));
+  // A traced workgroup of partitions 1..3 at a tile with tokens, and one of
+  // a tile without tokens.
+  bool rowsOnly = false, none = false;
+  for (const auto &id : sampled->prefillTraced) {
+    rowsOnly |= id[2] > 0 && (id[0] == 1 || id[0] == 2);
+    none |= id[0] == 0 || id[0] >= 3;
+  }
+  EXPECT_TRUE(rowsOnly);
+  EXPECT_TRUE(none);
+  PagedPredictOptions all;
+  all.whole = true;
+  auto whole = (*compiled)->predict(pp, all);
+  ASSERT_TRUE(static_cast<bool>(whole)) << llvm::toString(whole.takeError());
+  EXPECT_EQ(whole->outsideBound, 0);
+  EXPECT_NEAR(sampled->prefillUs / whole->prefillUs, 1.0, 0.05)
+      << sampled->prefillUs << " vs " << whole->prefillUs;
+}
+
 // A sampled prefill whose traced workgroups did no work while the grid has
 // work is an error, not a number.
 TEST(PrefillTiming, TracingOnlyIdleWorkgroupsIsAnError) {
