@@ -89,6 +89,7 @@ void uq::buildWavePipeline(OpPassManager &pm,
   ConvertUQToWavePassOptions opts;
   opts.partitionSize = options.partitionSize;
   opts.prefillWaves = options.prefillWaves;
+  opts.prefillRows = options.prefillRows;
   // Tile every uq op into wave-level kernels and host launches.
   pm.addPass(createConvertUQToWavePass(opts));
   // Fold constant index arithmetic (kernels) and static sizes (host
@@ -158,11 +159,17 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Waves per workgroup of the paged-attention prefill "
                      "kernel (1, 2, 4 or 8)"),
       llvm::cl::init(4)};
+  Option<int64_t> prefillRows{
+      *this, "prefill-rows",
+      llvm::cl::desc("MFMA rows per wave of the paged-attention prefill "
+                     "kernel (16 or 32)"),
+      llvm::cl::init(16)};
   uq::GPUPipelineOptions get() const {
     uq::GPUPipelineOptions o;
     o.chip = chip;
     o.partitionSize = partitionSize;
     o.prefillWaves = prefillWaves;
+    o.prefillRows = prefillRows;
     return o;
   }
 };

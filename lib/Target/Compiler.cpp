@@ -469,6 +469,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   gpuOptions.chip = options.chip;
   gpuOptions.partitionSize = options.partitionSize;
   gpuOptions.prefillWaves = options.prefillWaves;
+  gpuOptions.prefillRows = options.prefillRows;
   InputStage from = options.from == InputStage::Auto ? detectStage(module)
                                                      : options.from;
   auto stageIndex = [](InputStage s) { return static_cast<int>(s); };

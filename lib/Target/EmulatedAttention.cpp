@@ -1028,7 +1028,8 @@ struct CompiledPagedAttention::Impl : EmulatedProgram {
         a.kMean != b.kMean || a.vMean != b.vMean ||
         a.scaledQuery != b.scaledQuery || a.vScaleE4M3 != b.vScaleE4M3 ||
         a.partitionSize != b.partitionSize ||
-        a.prefillWaves != b.prefillWaves || shape.window != pp.window)
+        a.prefillWaves != b.prefillWaves ||
+        a.prefillRows != b.prefillRows || shape.window != pp.window)
       return makeError("the problem's configuration differs from the "
                        "compiled one");
     return llvm::Error::success();
@@ -1061,6 +1062,7 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   CompileOptions options;
   options.partitionSize = cfg.partitionSize;
   options.prefillWaves = cfg.prefillWaves;
+  options.prefillRows = cfg.prefillRows;
   auto loaded =
       compileAndLoad(c->impl->ir, "emulated-paged-attention", options);
   if (!loaded)
@@ -1085,35 +1087,17 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   return c;
 }
 
-llvm::Expected<PagedAttentionReport>
-CompiledPagedAttention::run(const PagedAttentionProblem &pp) const {
-  if (llvm::Error err = impl->checkShape(pp))
-    return std::move(err);
-  auto suOr = setUpPaged(pp, impl->tokensPerTile);
-  if (!suOr)
-    return suOr.takeError();
-  const PagedSetup &su = *suOr;
+namespace {
+
+/// The output in `buffers` against ref::pagedAttention with
+/// ref::attentionErrorBounds' bound (the output, relL2, maxAbsError,
+/// outsideBound and numOutputs of \p report).
+llvm::Error compareWithReference(
+    const PagedAttentionProblem &pp, const PagedSetup &su,
+    std::map<std::string, std::vector<uint8_t>> &buffers,
+    PagedAttentionReport &report) {
   const AttentionProblem &cfg = pp.config;
   const int64_t t = su.numTokens, hq = cfg.numQHeads, d = cfg.headDim;
-  std::map<std::string, std::vector<uint8_t>> buffers;
-  std::map<std::string, int64_t> scalars;
-  pagedBuffers(pp, su, buffers, scalars);
-  PagedAttentionReport report;
-  report.kernelsJson = impl->json;
-  report.numTokens = t;
-  report.numPartitions = su.parts;
-  report.numQueryTiles = su.tiles;
-  emu::Emulator em(*impl->codeObject);
-  Launcher launcher{em, impl->kernels};
-  if (llvm::Error err = launcher.launch("paged_0_query", buffers, scalars,
-                                        report.queryStats))
-    return std::move(err);
-  if (llvm::Error err = launcher.launch("paged_0_prefill", buffers, scalars,
-                                        report.prefillStats))
-    return std::move(err);
-  if (llvm::Error err = launcher.launch("paged_0_merge", buffers, scalars,
-                                        report.mergeStats))
-    return std::move(err);
   unsigned outBytes = cfg.outType == "f32" ? 4 : 2;
   std::vector<float> out(t * hq * d);
   if (outBytes == 4) {
@@ -1176,15 +1160,170 @@ CompiledPagedAttention::run(const PagedAttentionProblem &pp) const {
   report.numOutputs = t * hq * d;
   report.output = std::move(out);
   report.relL2 = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<PagedAttentionReport>
+CompiledPagedAttention::run(const PagedAttentionProblem &pp) const {
+  if (llvm::Error err = impl->checkShape(pp))
+    return std::move(err);
+  auto suOr = setUpPaged(pp, impl->tokensPerTile);
+  if (!suOr)
+    return suOr.takeError();
+  const PagedSetup &su = *suOr;
+  const int64_t t = su.numTokens;
+  std::map<std::string, std::vector<uint8_t>> buffers;
+  std::map<std::string, int64_t> scalars;
+  pagedBuffers(pp, su, buffers, scalars);
+  PagedAttentionReport report;
+  report.kernelsJson = impl->json;
+  report.numTokens = t;
+  report.numPartitions = su.parts;
+  report.numQueryTiles = su.tiles;
+  emu::Emulator em(*impl->codeObject);
+  Launcher launcher{em, impl->kernels};
+  if (llvm::Error err = launcher.launch("paged_0_query", buffers, scalars,
+                                        report.queryStats))
+    return std::move(err);
+  if (llvm::Error err = launcher.launch("paged_0_prefill", buffers, scalars,
+                                        report.prefillStats))
+    return std::move(err);
+  if (llvm::Error err = launcher.launch("paged_0_merge", buffers, scalars,
+                                        report.mergeStats))
+    return std::move(err);
+  if (llvm::Error err = compareWithReference(pp, su, buffers, report))
+    return std::move(err);
   return report;
 }
 
+namespace {
+
+/// The keys each prefill workgroup (x, z) sees by the kernel's grid rule
+/// (PrefillKernels.cpp, buildPrefillKernel): query tile x belongs to the
+/// last extended sequence e whose first tile b(e) / tokens_per_tile + e is
+/// <= x; its tokens see the keys [lo, hi) of their sequence, intersected
+/// with partition z. Index x + tiles * z; -1: tokens but no keys (the
+/// workgroup loads its query and writes empty rows), 0: no tokens (it
+/// returns).
+std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
+                                 const PagedSetup &su, uint64_t tiles,
+                                 uint64_t parts) {
+  const AttentionProblem &cfg = pp.config;
+  const int64_t numTokens = su.numTokens, tpt = su.tokensPerTile;
+  const int64_t ns = int64_t(pp.seqLens.size());
+  // The sanitised query_start_loc: a running maximum clamped to the tokens.
+  std::vector<int64_t> b(ns + 1, numTokens);
+  for (int64_t s = 0; s <= ns && ns > 0; ++s) {
+    int64_t v = std::min<int64_t>(std::max<int64_t>(su.qsl[s], 0), numTokens);
+    b[s] = s == 0 ? v : std::max(b[s - 1], v);
+  }
+  struct Ext {
+    int64_t begin, end, start, seq;
+  };
+  std::vector<Ext> ext;
+  ext.push_back({0, b[0], 0, -1});
+  for (int64_t s = 0; s < ns; ++s)
+    ext.push_back({b[s], b[s + 1], b[s] / tpt + s + 1, s});
+  ext.push_back({b[ns], numTokens, b[ns] / tpt + ns + 1, -1});
+  const int64_t capacity =
+      su.paging.numBlocks <= 0
+          ? 0
+          : std::max<int64_t>(su.paging.maxBlocks, 0) * cfg.blockSize;
+  std::vector<int64_t> keys(tiles * parts, 0);
+  for (uint64_t x = 0; x < tiles; ++x) {
+    const Ext *e = &ext.front();
+    for (const Ext &c : ext)
+      if (c.start <= int64_t(x))
+        e = &c;
+    int64_t tok0 = e->begin + (int64_t(x) - e->start) * tpt;
+    int64_t tokEnd = std::min(e->end, tok0 + tpt);
+    if (tok0 >= tokEnd)
+      continue;
+    if (e->seq < 0) {
+      for (uint64_t z = 0; z < parts; ++z)
+        keys[x + tiles * z] = -1;
+      continue;
+    }
+    int64_t len = std::min<int64_t>(
+        std::max<int64_t>(pp.seqLens[e->seq], 0), capacity);
+    int64_t qLen = e->end - e->begin;
+    int64_t posFirst = len + (tok0 - e->begin) - qLen;
+    int64_t posLast = len + (tokEnd - 1 - e->begin) - qLen;
+    int64_t lo = pp.window > 0
+                     ? std::max<int64_t>(0, posFirst - pp.window + 1)
+                     : 0;
+    int64_t hi = std::max<int64_t>(posLast + 1, 0);
+    for (uint64_t z = 0; z < parts; ++z) {
+      int64_t pStart = int64_t(z) * cfg.partitionSize;
+      int64_t pEnd = z + 1 == parts
+                         ? hi
+                         : std::min(hi, pStart + cfg.partitionSize);
+      int64_t start = std::max(lo, pStart);
+      keys[x + tiles * z] = pEnd > start ? pEnd - start : -1;
+    }
+  }
+  return keys;
+}
+
+/// The prefill launch's traced workgroups (linear index -> workgroups it
+/// stands for): the midpoints of n equal strata of the (x, z) with keys in
+/// order of their key count, the i-th at KV head (2i + 1) Hkv / 2n, each
+/// standing for its stratum times Hkv; one (x, z) with tokens but no keys
+/// stands for all of those, and one without tokens for those.
+std::map<uint64_t, double> samplePrefill(const std::vector<int64_t> &keys,
+                                         std::array<uint32_t, 3> grid,
+                                         unsigned n) {
+  const uint64_t gx = grid[0], gy = grid[1];
+  std::vector<uint64_t> working, rowsOnly, idle;
+  for (uint64_t i = 0; i < keys.size(); ++i)
+    (keys[i] > 0 ? working : keys[i] < 0 ? rowsOnly : idle).push_back(i);
+  llvm::stable_sort(working,
+                    [&](uint64_t a, uint64_t b) { return keys[a] < keys[b]; });
+  std::map<uint64_t, double> w;
+  auto linear = [&](uint64_t xz, uint64_t y) {
+    uint64_t x = xz % gx, z = xz / gx;
+    return x + gx * (y + gy * z);
+  };
+  uint64_t m = std::min<uint64_t>(n, working.size());
+  for (uint64_t i = 0; i < m; ++i) {
+    uint64_t lo = i * working.size() / m, hi = (i + 1) * working.size() / m;
+    uint64_t y = (2 * i + 1) * gy / (2 * m);
+    w[linear(working[(lo + hi) / 2], y)] += double(hi - lo) * gy;
+  }
+  for (const std::vector<uint64_t> *c : {&rowsOnly, &idle})
+    if (!c->empty())
+      w[linear((*c)[c->size() / 2], gy / 2)] += double(c->size()) * gy;
+  return w;
+}
+
+/// A row launch's traced workgroups: the midpoints of n equal strata of the
+/// rows (grid dimension rowDim), the i-th at head (2i + 1) H / 2n of the
+/// other dimension, each standing for total / n.
+std::map<uint64_t, double> sampleRows(std::array<uint32_t, 3> grid,
+                                      unsigned rowDim, unsigned n) {
+  const uint64_t rows = grid[rowDim], heads = grid[1 - rowDim];
+  const uint64_t total = uint64_t(grid[0]) * grid[1] * grid[2];
+  uint64_t m = std::min<uint64_t>(n, rows * heads);
+  std::map<uint64_t, double> w;
+  for (uint64_t i = 0; i < m; ++i) {
+    uint64_t r = std::min(rows - 1, (2 * i + 1) * rows / (2 * m));
+    uint64_t h = std::min(heads - 1, (2 * i + 1) * heads / (2 * m));
+    uint64_t idx = rowDim == 0 ? r + grid[0] * h : h + grid[0] * r;
+    w[idx] += double(total) / double(m);
+  }
+  return w;
+}
+
+} // namespace
+
 llvm::Expected<PagedAttentionTiming>
 CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
-                                unsigned samples) const {
+                                const PagedPredictOptions &options) const {
   if (llvm::Error err = impl->checkShape(pp))
     return std::move(err);
-  if (samples == 0)
+  if (options.samples == 0 && !options.whole)
     return makeError("at least one sampled workgroup per launch is needed");
   auto suOr = setUpPaged(pp, impl->tokensPerTile);
   if (!suOr)
@@ -1216,20 +1355,46 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
     if (!grid)
       return grid.takeError();
     uint64_t total = uint64_t((*grid)[0]) * (*grid)[1] * (*grid)[2];
+    if (total == 0)
+      return makeError("the launch of " + name + " has no workgroups");
+    const bool isPrefill = name.ends_with("_prefill");
+    std::vector<int64_t> keys;
+    if (isPrefill) {
+      keys = prefillKeys(pp, su, (*grid)[0], (*grid)[2]);
+      timing.prefillWorkgroups = total;
+      for (int64_t k : keys)
+        timing.prefillWorking += k > 0 ? (*grid)[1] : 0;
+    }
+    // The traced workgroups and the workgroups each stands for.
+    std::map<uint64_t, double> chosen;
+    if (options.whole) {
+      // Every workgroup, weight 1.
+    } else if (isPrefill && !options.prefillWorkgroups.empty()) {
+      for (uint64_t i : options.prefillWorkgroups) {
+        if (i >= total)
+          return makeError(llvm::formatv("prefill workgroup {0} outside the "
+                                         "grid of {1}",
+                                         i, total));
+        chosen[i] += double(total) / options.prefillWorkgroups.size();
+      }
+    } else if (isPrefill) {
+      chosen = samplePrefill(keys, *grid, options.samples);
+    } else {
+      chosen = sampleRows(*grid, name.ends_with("_query") ? 0 : 1,
+                          options.samples);
+    }
     emu::TimingRecorder rec;
     emu::LaunchConfig lc;
     lc.grid = *grid;
     lc.block = it->block.value_or(std::array<uint32_t, 3>{64, 1, 1});
     lc.argSpecs = it->args;
     lc.trace = &rec;
-    std::vector<uint64_t> idx;
-    unsigned n = std::min<uint64_t>(samples, total);
-    // The midpoint of each of n equal strata of the grid: the prefill's
-    // causal work grows linearly along x, and the first workgroup (the
-    // tokens before the first sequence) is usually idle.
-    for (unsigned i = 0; i < n; ++i)
-      idx.push_back((2 * uint64_t(i) + 1) * total / (2 * n));
-    lc.workgroupIndices = idx;
+    if (!options.whole) {
+      std::vector<uint64_t> idx;
+      for (auto &[i, w] : chosen)
+        idx.push_back(i);
+      lc.workgroupIndices = idx;
+    }
     if (llvm::Error err = em.launch(name, lc, args))
       return makeError("emulating " + name + ": " +
                        llvm::toString(std::move(err)));
@@ -1237,29 +1402,71 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
     auto info = impl->codeObject->findKernel(name);
     if (!info)
       return info.takeError();
-    auto est = emu::predictLaunch(**info, rec.profiles(), total);
+    // Weights in the recorder's order.
+    std::vector<double> weights;
+    for (const emu::WorkgroupProfile &p : rec.profiles())
+      weights.push_back(options.whole ? 1.0 : chosen[p.index]);
+    if (isPrefill) {
+      // Work where the grid rule says there is some, and none of it missed.
+      double mfmaTraced = 0, mfmaWeighted = 0;
+      for (auto [p, w] : llvm::zip(rec.profiles(), weights)) {
+        int64_t k = keys[p.id[0] + uint64_t((*grid)[0]) * p.id[2]];
+        if (k > 0 && p.mfmaCycles == 0)
+          return makeError(llvm::formatv(
+              "{0}: traced workgroup ({1}, {2}, {3}) has {4} keys by the "
+              "grid rule but did no matrix work",
+              name, p.id[0], p.id[1], p.id[2], k));
+        mfmaTraced += double(p.mfmaCycles);
+        mfmaWeighted += w * double(p.mfmaCycles);
+        timing.prefillTraced.push_back(p.id);
+        timing.prefillWeights.push_back(w);
+        timing.prefillWaveTiles += double(p.waves) * double((k + 31) / 32);
+      }
+      if (mfmaTraced == 0 && timing.prefillWorking > 0)
+        return makeError(llvm::formatv(
+            "{0}: the {1} traced workgroups did no work while {2} of the "
+            "grid's {3} workgroups have keys (the sampling missed the work)",
+            name, rec.profiles().size(), timing.prefillWorking, total));
+      timing.prefillStats = em.stats();
+      // Per kind, scaled as the MFMA cycles (every workgroup issues the
+      // kinds in the same proportion).
+      for (auto &[kind, cnt] : em.stats().mfmaByKind)
+        timing.mfmaByKind.push_back(
+            {kind, mfmaTraced > 0 ? double(cnt) * mfmaWeighted / mfmaTraced
+                                  : 0.0});
+    }
+    auto est = emu::predictLaunch(**info, rec.profiles(), total, weights);
     if (!est)
       return est.takeError();
     timing.launchText.push_back(est->str());
-    if (name.ends_with("_prefill")) {
+    if (isPrefill) {
+      timing.prefill = *est;
       timing.prefillUs = est->estimateMicroseconds();
       timing.prefillBoundUs = est->boundMicroseconds();
       timing.prefillBoundResource = est->boundResource;
       timing.prefillMfmaUs = est->mfmaCycles / (est->clockGHz * 1e3);
-      for (auto &[kind, cnt] : em.stats().mfmaByKind)
-        timing.mfmaByKind.push_back({kind, double(cnt) * total / n});
     } else if (name.ends_with("_query")) {
       timing.queryUs = est->estimateMicroseconds();
     } else {
       timing.mergeUs = est->estimateMicroseconds();
     }
-    // Buffers the next launch reads (only the sampled workgroups wrote).
+    // Buffers the next launch reads (only the traced workgroups wrote).
     for (auto [a, spec] : llvm::zip(args, it->args))
       if (spec.isBuffer)
         buffers[spec.name] = a.bytes;
     launches.push_back(std::move(*est));
   }
   timing.totalUs = emu::predictStep(std::move(launches)).estimateMicroseconds;
+  if (options.whole) {
+    PagedAttentionReport r;
+    if (llvm::Error err = compareWithReference(pp, su, buffers, r))
+      return std::move(err);
+    timing.checked = true;
+    timing.relL2 = r.relL2;
+    timing.maxAbsError = r.maxAbsError;
+    timing.outsideBound = r.outsideBound;
+    timing.numOutputs = r.numOutputs;
+  }
   return timing;
 }
 

@@ -57,6 +57,12 @@ static cl::opt<int64_t> prefillWaves(
     cl::desc("Waves per workgroup of uq.paged_attention's prefill kernel "
              "(1, 2, 4 or 8; they share key/value tiles through LDS)"),
     cl::init(4), cl::cat(category));
+static cl::opt<int64_t> prefillRows(
+    "prefill-rows",
+    cl::desc("MFMA rows per wave of uq.paged_attention's prefill kernel (16 "
+             "or 32: one or two 16-row tiles sharing every key and value "
+             "operand)"),
+    cl::init(16), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
@@ -94,6 +100,7 @@ int main(int argc, char **argv) {
                  llvm::Twine(wavesPerSimd.getValue()));
   options.wavesPerSimd = wavesPerSimd;
   options.prefillWaves = prefillWaves;
+  options.prefillRows = prefillRows;
   auto result = uq::compileSource((*input)->getBuffer(),
                                   inputFile == "-" ? std::string("<stdin>")
                                                    : std::string(inputFile),

@@ -3,7 +3,10 @@
 #ifndef UQ_TOOLS_UQKERNELREPORT_PREFILLREPORT_H
 #define UQ_TOOLS_UQKERNELREPORT_PREFILLREPORT_H
 
+#include "uq/Target/EmulatedAttention.h"
+
 #include <cstdint>
+#include <vector>
 
 namespace uq {
 
@@ -11,9 +14,27 @@ struct PrefillReportOptions {
   int64_t numQHeads = 8, numKVHeads = 1, headDim = 128, blockSize = 16;
   int64_t partitionSize = 256;
   int64_t newTokens = 4096, prefix = 32768;
+  /// Decodes in the same batch: sequences of one new token over `prefix`
+  /// cached tokens (a mixed batch).
+  int64_t decodes = 0;
+  /// Split-K partitions of the prefill launch (0: the compiler's rule,
+  /// ceil(context / partition size)).
+  int64_t partitions = 1;
   unsigned samples = 4;
+  /// The caches reported (uq4 and fp8 unless given); the ratio line needs
+  /// uq4 and fp8 among them.
+  std::vector<KVCacheKind> formats = {KVCacheKind::UltraQuant,
+                                      KVCacheKind::FP8};
   /// Waves per prefill workgroup (uq-compile --prefill-waves).
   int64_t prefillWaves = 4;
+  /// MFMA rows per prefill wave (uq-compile --prefill-rows).
+  int64_t prefillRows = 16;
+  /// The check: the same batch shape (decodes, one chunk, KV heads) reduced
+  /// to checkNewTokens over checkPrefix, emulated whole (output against the
+  /// reference) and sampled; the relative difference of the prefill
+  /// launch's estimate must stay within checkTolerance.
+  int64_t checkNewTokens = 64, checkPrefix = 448;
+  double checkTolerance = 0.1;
 };
 
 /// Prints the timing model's figures of a long prefill for the uq4 and fp8

@@ -276,6 +276,42 @@ static cl::opt<int64_t> prefillWavesOpt(
     cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"),
     cl::cat(prefillCat));
 
+static cl::opt<int64_t> decodesOpt(
+    "decodes", cl::init(0),
+    cl::desc("--prefill: one-token sequences over the prefix in the same "
+             "batch (a mixed batch)"),
+    cl::cat(prefillCat));
+static cl::opt<int64_t> partitionsOpt(
+    "partitions", cl::init(1),
+    cl::desc("--prefill: split-K partitions of the prefill launch (0: "
+             "ceil(context / partition size), the host code's rule)"),
+    cl::cat(prefillCat));
+static cl::opt<int64_t> prefillRowsOpt(
+    "prefill-rows", cl::init(16),
+    cl::desc("--prefill: MFMA rows per prefill wave (16 or 32)"),
+    cl::cat(prefillCat));
+static cl::list<uq::KVCacheKind> prefillFormats(
+    "prefill-formats",
+    cl::desc("--prefill: the caches to report (default uq4,fp8)"),
+    cl::values(clEnumValN(uq::KVCacheKind::UltraQuant, "uq4", "UltraQuant"),
+               clEnumValN(uq::KVCacheKind::FP8, "fp8", "FP8 E4M3"),
+               clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16")),
+    cl::CommaSeparated, cl::cat(prefillCat));
+static cl::opt<int64_t> checkNewTokens(
+    "check-new-tokens", cl::init(64),
+    cl::desc("--prefill: new tokens of the check's reduced batch (emulated "
+             "whole and sampled)"),
+    cl::cat(prefillCat));
+static cl::opt<int64_t> checkPrefix(
+    "check-prefix", cl::init(448),
+    cl::desc("--prefill: cached prefix of the check's reduced batch"),
+    cl::cat(prefillCat));
+static cl::opt<double> checkTolerance(
+    "check-tolerance", cl::init(0.1),
+    cl::desc("--prefill: largest relative difference of the sampled and the "
+             "whole prediction of the check's prefill launch"),
+    cl::cat(prefillCat));
+
 // --calibrate (Calibrate.cpp): the timing model against AMD's measured
 // AITER kernels.
 static cl::opt<bool> calibrate(
@@ -361,17 +397,53 @@ int main(int argc, char **argv) {
                     "or --table\n";
     return 1;
   }
-  if (prefillWavesOpt.getNumOccurrences() && !prefill)
-    return error("--prefill-waves goes with --prefill");
-  if (prefill)
-    return uq::runPrefillReport({numQHeads, numKVHeads, headDim, blockSize,
-                                 partitionSize, newTokens, prefixTokens,
-                                 // --samples, 4 sampled workgroups per
-                                 // launch unless given.
-                                 samplesOpt.getNumOccurrences()
-                                     ? samplesOpt.getValue()
-                                     : 4u,
-                                 prefillWavesOpt});
+  if (!prefill &&
+      (prefillWavesOpt.getNumOccurrences() ||
+       prefillRowsOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
+       partitionsOpt.getNumOccurrences() ||
+       prefixTokens.getNumOccurrences() || decodesOpt.getNumOccurrences() ||
+       !prefillFormats.empty() || checkNewTokens.getNumOccurrences() ||
+       checkPrefix.getNumOccurrences() || checkTolerance.getNumOccurrences()))
+    return error("--prefill-waves, --prefill-rows, --new-tokens, --prefix, "
+                 "--decodes, --partitions, --prefill-formats and --check-* go "
+                 "with --prefill");
+  if (prefill) {
+    if (newTokens < 1 || newTokens > (1 << 20) || checkNewTokens < 1 ||
+        checkNewTokens > (1 << 20))
+      return error("--new-tokens and --check-new-tokens must be in [1, "
+                   "1048576]");
+    if (prefixTokens < 0 || prefixTokens > (1 << 24) || checkPrefix < 0 ||
+        checkPrefix > (1 << 24))
+      return error("--prefix and --check-prefix must be in [0, 16777216]");
+    if (decodesOpt < 0 || decodesOpt > 4096)
+      return error("--decodes must be in [0, 4096]");
+    if (partitionsOpt < 0 || partitionsOpt > 4096)
+      return error("--partitions must be in [0, 4096]");
+    if (!(checkTolerance >= 0))
+      return error("--check-tolerance must be >= 0");
+    if (samplesOpt.getNumOccurrences() && samplesOpt == 0)
+      return error("--samples must be >= 1");
+    uq::PrefillReportOptions po;
+    po.numQHeads = numQHeads;
+    po.numKVHeads = numKVHeads;
+    po.headDim = headDim;
+    po.blockSize = blockSize;
+    po.partitionSize = partitionSize;
+    po.newTokens = newTokens;
+    po.prefix = prefixTokens;
+    po.decodes = decodesOpt;
+    po.partitions = partitionsOpt;
+    // --samples: 4 traced workgroups per launch unless given.
+    po.samples = samplesOpt.getNumOccurrences() ? samplesOpt.getValue() : 4u;
+    po.prefillWaves = prefillWavesOpt;
+    po.prefillRows = prefillRowsOpt;
+    if (!prefillFormats.empty())
+      po.formats.assign(prefillFormats.begin(), prefillFormats.end());
+    po.checkNewTokens = checkNewTokens;
+    po.checkPrefix = checkPrefix;
+    po.checkTolerance = checkTolerance;
+    return uq::runPrefillReport(po);
+  }
   // Sizes the harness can hold (finer rules are the IR verifier's, reported
   // as located diagnostics).
   auto inRange = [](int64_t v, int64_t hi) { return v >= 1 && v <= hi; };

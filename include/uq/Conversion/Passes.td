@@ -120,6 +120,10 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
            "Waves per workgroup of uq.paged_attention's prefill kernel (1, "
            "2, 4 or 8): each wave owns 16 MFMA rows, the waves share every "
            "key/value tile through LDS">,
+    Option<"prefillRows", "prefill-rows", "int64_t", /*default=*/"16",
+           "MFMA rows per wave of uq.paged_attention's prefill kernel (16 "
+           "or 32: one or two 16-row tiles of query tokens x GQA heads "
+           "sharing every key and value operand)">,
   ];
 }
 

@@ -23,6 +23,8 @@ struct GPUPipelineOptions {
   int64_t partitionSize = 256;
   /// Waves per workgroup of the paged-attention prefill kernel.
   int64_t prefillWaves = 4;
+  /// MFMA rows per wave of the paged-attention prefill kernel.
+  int64_t prefillRows = 16;
 };
 
 /// Stage 1 (tiling): uq ops -> wave-level gpu.func kernels (whole-wave

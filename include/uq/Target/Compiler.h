@@ -70,6 +70,9 @@ struct CompileOptions {
   /// Waves per workgroup of the paged-attention prefill kernel (1, 2, 4
   /// or 8).
   int64_t prefillWaves = 4;
+  /// MFMA rows per wave of the paged-attention prefill kernel (16, 32 or
+  /// 64).
+  int64_t prefillRows = 16;
 };
 
 /// Result of a compilation: `output` holds text for textual stages and the

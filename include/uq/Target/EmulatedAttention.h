@@ -14,6 +14,7 @@
 #define UQ_TARGET_EMULATEDATTENTION_H
 
 #include "uq/Emulator/Emulator.h"
+#include "uq/Emulator/TimingModel.h"
 #include "uq/Reference/Reference.h"
 
 #include "llvm/Support/Error.h"
@@ -53,6 +54,9 @@ struct AttentionProblem {
   /// Waves per workgroup of the paged-attention prefill kernel
   /// (uq-compile --prefill-waves; paged problems only).
   int64_t prefillWaves = 4;
+  /// MFMA rows per prefill wave (uq-compile --prefill-rows; paged problems
+  /// only).
+  int64_t prefillRows = 16;
   /// Element type of the query and of the new K/V rows: f32 or bf16.
   std::string dtype = "bf16";
   /// Element type of the attention result: f32, bf16 or f16.
@@ -247,9 +251,45 @@ struct PagedAttentionReport {
   emu::Stats queryStats, prefillStats, mergeStats;
 };
 
+/// How CompiledPagedAttention::predict traces each launch.
+struct PagedPredictOptions {
+  /// Traced workgroups per launch (at least 1). The prefill launch's are
+  /// the midpoints of equal strata of its workgroups that have keys, in
+  /// order of their key count, spread over the KV heads, each standing for
+  /// its stratum times the KV heads; one workgroup with query tokens but no
+  /// keys stands for those, and one without tokens for those (when the grid
+  /// has any). The query and merge launches', the
+  /// midpoints of equal strata of their rows, spread over the heads.
+  unsigned samples = 4;
+  /// Trace every workgroup of every launch (weights 1) and compare the
+  /// output with the reference (PagedAttentionTiming::checked): the whole
+  /// emulation that a sampled prediction is checked against.
+  bool whole = false;
+  /// Given linear indices (x fastest) of the prefill workgroups to trace,
+  /// each standing for an equal share of the grid, instead of the
+  /// stratified choice (for tests of the no-work check).
+  std::vector<uint64_t> prefillWorkgroups;
+};
+
 /// The timing model's prediction of one paged-attention call
 /// (docs/timing-model.md): every launch from a few sampled workgroups.
 struct PagedAttentionTiming {
+  /// The prefill launch's estimate (per-resource cycles, occupancy).
+  emu::LaunchEstimate prefill;
+  /// The traced prefill workgroups' ids and the workgroups each stands for.
+  std::vector<std::array<uint32_t, 3>> prefillTraced;
+  std::vector<double> prefillWeights;
+  /// Prefill workgroups with keys (host-side, from the grid rule) of all.
+  uint64_t prefillWorking = 0, prefillWorkgroups = 0;
+  /// The traced prefill workgroups' instructions by class, and their
+  /// (wave, 32-key tile) pairs: waves x the tiles of keys each sees.
+  emu::Stats prefillStats;
+  double prefillWaveTiles = 0;
+  /// With PagedPredictOptions::whole: the output against the reference, as
+  /// PagedAttentionReport.
+  bool checked = false;
+  double relL2 = 0, maxAbsError = 0;
+  int64_t outsideBound = 0, numOutputs = 0;
   /// Per launch (query, prefill, merge): the model's estimate and bound.
   std::vector<std::string> launchText;
   double queryUs = 0, prefillUs = 0, mergeUs = 0, totalUs = 0;
@@ -274,11 +314,19 @@ public:
   /// Runs every workgroup and compares with the reference.
   llvm::Expected<PagedAttentionReport>
   run(const PagedAttentionProblem &problem) const;
-  /// Runs \p samples workgroups of each launch (the midpoints of equal
-  /// strata of its grid) with the timing recorder (no reference
-  /// comparison) and predicts the call.
+  /// Runs the workgroups PagedPredictOptions chooses of each launch with
+  /// the timing recorder and predicts the call. A prefill launch whose
+  /// traced workgroups did no matrix work while the grid has workgroups with
+  /// keys, or a traced workgroup with keys that did none, is an error.
   llvm::Expected<PagedAttentionTiming>
-  predict(const PagedAttentionProblem &problem, unsigned samples) const;
+  predict(const PagedAttentionProblem &problem,
+          const PagedPredictOptions &options) const;
+  llvm::Expected<PagedAttentionTiming>
+  predict(const PagedAttentionProblem &problem, unsigned samples) const {
+    PagedPredictOptions o;
+    o.samples = samples;
+    return predict(problem, o);
+  }
 
   const std::string &ir() const;
   const std::string &kernelsJson() const;

@@ -126,6 +126,9 @@ struct FormatOps {
   /// null: keyLogits and accumulatePV read the cache directly.
   Value lds = {};
   Value ldsBase = {};
+  /// Query rows of the tiles (MFMA rows: a multiple of 16; the prefill
+  /// kernel's rows per wave, decode's 16).
+  int64_t rows = kRows;
 
   /// One run of bytes of a slot that the products read: at \p slotOffset
   /// in the slot, \p width bytes of data loaded as \p cols bytes per token
@@ -239,12 +242,12 @@ struct FormatOps {
     if (cfg.kFormat.getElement() == ElementCode::bf16) {
       // The workspace holds bf16 values.
       return uq::LoadRowsOp::create(w.b, w.loc,
-                                    w.vec({kRows, d}, w.b.getBF16Type()),
+                                    w.vec({rows, d}, w.b.getBF16Type()),
                                     query, rowOffsets, rowMask, nullptr);
     }
     int64_t kp = paddedK(d);
     Value codes = uq::LoadRowsOp::create(
-        w.b, w.loc, w.vec({kRows, kp}, w.b.getI8Type()), query, rowOffsets,
+        w.b, w.loc, w.vec({rows, kp}, w.b.getI8Type()), query, rowOffsets,
         rowMask, kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d));
     return w.bitcast(codes, w.b.getType<Float8E4M3FNType>());
   }
@@ -253,14 +256,14 @@ struct FormatOps {
   /// slots at byte offsets \p slots (rows masked by \p valid).
   Value keyLogits(Value q, Value slots, Value valid) {
     KVFormatAttr kf = cfg.kFormat;
-    Value zero = w.constSplat(w.b.getF32FloatAttr(0.0f), {kRows, t});
+    Value zero = w.constSplat(w.b.getF32FloatAttr(0.0f), {rows, t});
     if (kf.getElement() == ElementCode::bf16) {
       Value bytes = readRegion(0, slots, valid);
       Value k = w.bitcast(bytes, w.b.getBF16Type());
       return contract(w, q, k, zero, /*rhsTransposed=*/true);
     }
     int64_t kp = paddedK(d);
-    Value qScales = queryScales ? queryScales : constScales(w, kRows, kp);
+    Value qScales = queryScales ? queryScales : constScales(w, rows, kp);
     Value k, kScales;
     if (kf.getElement() == ElementCode::fp4_e2m1) {
       Value bytes = readRegion(0, slots, valid);
@@ -302,16 +305,16 @@ struct FormatOps {
       Value v = uq::ScaledExtOp::create(
           w.b, w.loc, w.vec({t, d}, w.b.getBF16Type()), codes, scales);
       Value pb = arith::TruncFOp::create(
-          w.b, w.loc, w.vec({kRows, t}, w.b.getBF16Type()), p);
+          w.b, w.loc, w.vec({rows, t}, w.b.getBF16Type()), p);
       return contract(w, pb, v, acc, /*rhsTransposed=*/false);
     }
     case ElementCode::fp8_e4m3: {
       Value bytes = readRegion(v0, slots, valid);
       Value v = w.bitcast(bytes, w.b.getType<Float8E4M3FNType>());
       // P in [0, 256]: RNE to E4M3 by the format's own encoder.
-      ScalarEmitter es(w.b, w.loc, {kRows, t});
+      ScalarEmitter es(w.b, w.loc, {rows, t});
       Value codes = arith::TruncIOp::create(
-          w.b, w.loc, w.vec({kRows, t}, i8), es.fp8Encode(p));
+          w.b, w.loc, w.vec({rows, t}, i8), es.fp8Encode(p));
       Value p8 = w.bitcast(codes, w.b.getType<Float8E4M3FNType>());
       return contract(w, p8, v, acc, /*rhsTransposed=*/false);
     }
@@ -319,7 +322,7 @@ struct FormatOps {
       Value bytes = readRegion(v0, slots, valid);
       Value v = w.bitcast(bytes, w.b.getBF16Type());
       Value pb = arith::TruncFOp::create(
-          w.b, w.loc, w.vec({kRows, t}, w.b.getBF16Type()), p);
+          w.b, w.loc, w.vec({rows, t}, w.b.getBF16Type()), p);
       return contract(w, pb, v, acc, /*rhsTransposed=*/false);
     }
     }
@@ -478,28 +481,29 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
 // The accuracy options: per-32 query scales, channel means (docs/accuracy.md)
 //===----------------------------------------------------------------------===//
 
-/// The query kernel's scale bytes of 16 query rows as the MFMA's A scales
-/// [16 x paddedK / 32]: \p rowOffsets are element offsets of rows of D
-/// into the prepared query; padded K blocks (D = 64) read 0 (2^-127 times
+/// The query kernel's scale bytes of the query rows (16 or more) as the
+/// MFMA's A scales [rows x paddedK / 32]: \p rowOffsets are element
+/// offsets of rows of D into the prepared query; padded K blocks (D = 64) read 0 (2^-127 times
 /// zero codes).
 inline Value loadQueryScales(WaveBuilder &w, const AttentionConfig &cfg,
                              Value scales, Value rowOffsets, Value rowMask) {
   const int64_t d = cfg.headDim, kp = paddedK(d);
-  Value offsets = w.divu(rowOffsets, w.splat(w.idx(32), {kRows}));
+  const int64_t rows = cast<VectorType>(rowOffsets.getType()).getDimSize(0);
+  Value offsets = w.divu(rowOffsets, w.splat(w.idx(32), {rows}));
   Value bytes = uq::LoadRowsOp::create(
-      w.b, w.loc, w.vec({kRows, kp / 32}, w.b.getI8Type()), scales, offsets,
+      w.b, w.loc, w.vec({rows, kp / 32}, w.b.getI8Type()), scales, offsets,
       rowMask, kp == d ? IntegerAttr() : w.b.getI64IntegerAttr(d / 32));
   return w.bitcast(bytes, w.b.getType<Float8E8M0FNUType>());
 }
 
-/// The query kernel's q . rot(k_mean) of 16 query rows ([16] f32): \p rows
+/// The query kernel's q . rot(k_mean) of the query rows ([rows] f32): \p rows
 /// are (row of the query) * num_q_heads + head; masked rows read 0.
 inline Value gatherQueryBias(WaveBuilder &w, Value bias, Value rows,
                              Value rowMask) {
+  const int64_t n = cast<VectorType>(rows.getType()).getDimSize(0);
   return vector::GatherOp::create(
-      w.b, w.loc, w.vec({kRows}, w.b.getF32Type()), bias,
-      ValueRange{w.idx(0)}, rows, rowMask,
-      w.constSplat(w.b.getF32FloatAttr(0.0f), {kRows}));
+      w.b, w.loc, w.vec({n}, w.b.getF32Type()), bias, ValueRange{w.idx(0)},
+      rows, rowMask, w.constSplat(w.b.getF32FloatAttr(0.0f), {n}));
 }
 
 /// The extra arguments of the three attention kernels, after their other

@@ -68,6 +68,9 @@ struct AttentionConfig {
   /// Paged attention: waves per prefill workgroup (each owns 16 MFMA
   /// rows; W > 1 shares every key/value tile through LDS).
   int64_t prefillWaves = 4;
+  /// Paged attention: MFMA rows per prefill wave (16 or 32: one or two
+  /// 16-row tiles sharing every K and V operand of the wave).
+  int64_t prefillRows = 16;
 
   int64_t group() const { return numQHeads / numKVHeads; }
   /// Element type of the prepared query the partial kernel reads: FP8 codes
@@ -94,7 +97,7 @@ mlir::gpu::GPUFuncOp buildMergeKernel(mlir::OpBuilder &b, mlir::Location loc,
                                       const AttentionConfig &cfg,
                                       KernelSpec &spec);
 
-/// Query tokens per prefill tile: 16 / G (the tile's 16 MFMA rows are
+/// Query tokens per prefill tile: W * R / G (each wave's R MFMA rows are
 /// tokens x the G query heads of one KV head).
 int64_t prefillTokensPerTile(const AttentionConfig &cfg);
 

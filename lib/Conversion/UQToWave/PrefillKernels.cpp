@@ -3,9 +3,11 @@
 // uq.paged_attention as three wave-level kernels:
 //  - query:   decode's query kernel over the rows of [num_tokens, Hq, D];
 //  - prefill: one (query tile, KV head, split-K partition) per workgroup
-//             of W waves (cfg.prefillWaves); each wave's 16 MFMA rows are
-//             `16 / G` query tokens of one sequence times the G query heads
-//             of the KV head (G = the GQA ratio; 16 % G rows stay idle), the
+//             of W waves (cfg.prefillWaves); each wave's R MFMA rows
+//             (cfg.prefillRows: 16 or 32, one or two 16-row MFMA tiles
+//             that share every K and V operand of the wave) are
+//             `R / G` query tokens of one sequence times the G query heads
+//             of the KV head (G = the GQA ratio; R % G rows stay idle), the
 //             tile is the W waves' consecutive tokens. The key loop pages
 //             through the sequence's block table like decode's partial
 //             kernel, from the first key any row of the workgroup sees to
@@ -18,7 +20,10 @@
 //             stored after them, one barrier per tile); each row masks
 //             its own keys (causal: key <= position; with a window W also
 //             key > position - W) and runs decode's online softmax with a
-//             guard for rows that have seen no key yet. QK is the scaled
+//             guard for rows that have seen no key yet; the tiles whose
+//             keys every row of the workgroup sees run in a loop of their
+//             own without the masks (three loops: masked, full, masked).
+//             QK is the scaled
 //             MFMA (FP8 query x FP4/FP8 keys) or bf16, PV as decode: the
 //             format hooks of AttentionCommon.h are shared.
 //  - merge:   decode's merge kernel over the rows of [num_tokens, Hq]
@@ -34,7 +39,7 @@
 //
 // Not done (docs/gpu-kernels.md, "Paged attention"): the FP4 V tile is
 // converted to bf16 by every wave (not once per workgroup through LDS), and
-// 16-row tiles only (no 32x32x64 MFMA).
+// 16x16 MFMAs only (no 32x32x64 MFMA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,7 +54,7 @@ using namespace uq::wave;
 using namespace uq::wave::detail;
 
 int64_t uq::wave::prefillTokensPerTile(const AttentionConfig &cfg) {
-  return cfg.prefillWaves * (kRows / cfg.group());
+  return cfg.prefillWaves * (cfg.prefillRows / cfg.group());
 }
 
 namespace {
@@ -60,7 +65,8 @@ void describePrefillKernel(const AttentionConfig &cfg, KernelSpec &spec) {
   const int64_t d = cfg.headDim, hq = cfg.numQHeads, hkv = cfg.numKVHeads;
   const int64_t bs = cfg.blockSize, sb = cfg.slotBytes, t = cfg.tileTokens;
   const int64_t waves = cfg.prefillWaves;
-  const int64_t tpw = kRows / cfg.group();
+  const int64_t rpw = cfg.prefillRows;
+  const int64_t tpw = rpw / cfg.group();
   const int64_t tpt = prefillTokensPerTile(cfg);
   spec.name = cfg.base + "_prefill";
   spec.block = {64 * waves, 1, 1};
@@ -113,6 +119,7 @@ void describePrefillKernel(const AttentionConfig &cfg, KernelSpec &spec) {
                  {"tile_tokens", t},
                  {"tokens_per_tile", tpt},
                  {"waves_per_workgroup", waves},
+                 {"rows_per_wave", rpw},
                  {"tokens_per_wave", tpw},
                  {"window", cfg.window}};
   spec.gridRule =
@@ -129,7 +136,7 @@ struct PrefillSteps {
       : b(b), loc(loc), cfg(cfg), spec(spec), f(f), w(w), d(cfg.headDim),
         hq(cfg.numQHeads), hkv(cfg.numKVHeads), bs(cfg.blockSize),
         sb(cfg.slotBytes), t(cfg.tileTokens), g(cfg.group()),
-        waves(cfg.prefillWaves), tpw(kRows / g),
+        waves(cfg.prefillWaves), rpw(cfg.prefillRows), tpw(rpw / g),
         tpt(prefillTokensPerTile(cfg)) {}
 
   /// The workgroup's coordinates and sizes; the body runs for a workgroup
@@ -142,7 +149,7 @@ struct PrefillSteps {
   /// The sequence's length and the keys [start, end) any row of the tile
   /// sees in this partition (causal, windowed), from a tile-aligned start.
   void keyRange();
-  /// This wave's 16 MFMA rows: token and query head of each row, the mask
+  /// This wave's rpw MFMA rows: token and query head of each row, the mask
   /// of real rows, their offsets in [T, Hq, D].
   void waveRows();
   /// The query, the key/value tiles (through LDS for W > 1 waves) and the
@@ -151,7 +158,8 @@ struct PrefillSteps {
   /// it.
   void keyLoop();
   /// The partition's normalised output, max and sum of each real row.
-  void writePartials(scf::ForOp loop, float pScale, Value mInit, Value lInit);
+  void writePartials(ArrayRef<Value> carried, float pScale, float scale2,
+                     Value mInit, Value lInit);
 
   OpBuilder &b;
   Location loc;
@@ -159,15 +167,16 @@ struct PrefillSteps {
   KernelSpec &spec;
   gpu::GPUFuncOp f;
   WaveBuilder &w;
-  // W waves of 16 rows: tpw tokens per wave, tpt per workgroup.
-  const int64_t d, hq, hkv, bs, sb, t, g, waves, tpw, tpt;
+  // W waves of rpw rows (16 or 32: one or two 16-row MFMA tiles sharing
+  // every K and V operand): tpw tokens per wave, tpt per workgroup.
+  const int64_t d, hq, hkv, bs, sb, t, g, waves, rpw, tpw, tpt;
   // guardWorkgroup
   Value tile, kvh, part, numTokens, numBlocks, maxBlocks, numParts, numTiles;
   Value c0, c1, ctpt, numSeqs;
   // selectQueryTile
   Value eSel, beginSel, endSel, tok0, tokEnd;
   // keyRange
-  Value seq, len, qLen, start, end, loopStart;
+  Value seq, len, qLen, start, end, loopStart, posFirst, posLast;
   // waveRows
   Value wave, rowMask, tokOfRow, rowHeads, rowOffsets;
 };
@@ -283,8 +292,8 @@ void PrefillSteps::keyRange() {
   Value first = w.sub(tok0, beginSel);
   Value last = w.sub(w.sub(tokEnd, beginSel), c1);
   // Positions may be negative: signed index arithmetic.
-  Value posFirst = w.sub(w.add(len, first), qLen);
-  Value posLast = w.sub(w.add(len, last), qLen);
+  posFirst = w.sub(w.add(len, first), qLen);
+  posLast = w.sub(w.add(len, last), qLen);
   // Keys any row sees: [lo, hi), intersected with the partition.
   Value lo = c0;
   if (cfg.window > 0)
@@ -310,7 +319,7 @@ void PrefillSteps::waveRows() {
                          : c0;
   Value waveTok0 = w.add(tok0, w.mul(wave, w.idx(tpw)));
   // Rows: row r is token waveTok0 + r / G, query head kvh * G + r % G.
-  // r / G in f32 (trunc((r + 0.5) / G): exact for r < 16), r % G =
+  // r / G in f32 (trunc((r + 0.5) / G): exact for r < 32), r % G =
   // r - G (r / G): no integer vector division. LLVM 22's InstCombine /
   // VectorCombine turned the distributed `udiv <4 x i64> rows, 4` (G = 4;
   // exact in lane 0 only) into an exact shift of the lane id, i.e. assumed
@@ -319,33 +328,33 @@ void PrefillSteps::waveRows() {
   // `opt -O3 -opt-bisect-limit`).
   Type f32 = b.getF32Type();
   Type i32 = b.getI32Type();
-  Value rows = w.step(kRows);
+  Value rows = w.step(rpw);
   Value rowsF = arith::SIToFPOp::create(
-      b, loc, w.vec({kRows}, f32),
-      arith::IndexCastOp::create(b, loc, w.vec({kRows}, i32), rows));
+      b, loc, w.vec({rpw}, f32),
+      arith::IndexCastOp::create(b, loc, w.vec({rpw}, i32), rows));
   // fptosi truncates: floor for these non-negative values.
   Value rowTokF = arith::MulFOp::create(
       b, loc,
       arith::AddFOp::create(b, loc, rowsF,
-                            w.constSplat(b.getF32FloatAttr(0.5f), {kRows})),
-      w.constSplat(b.getF32FloatAttr(1.0f / float(g)), {kRows}));
+                            w.constSplat(b.getF32FloatAttr(0.5f), {rpw})),
+      w.constSplat(b.getF32FloatAttr(1.0f / float(g)), {rpw}));
   Value rowTok = arith::IndexCastOp::create(
-      b, loc, w.vec({kRows}, b.getIndexType()),
-      arith::FPToSIOp::create(b, loc, w.vec({kRows}, i32), rowTokF));
-  Value rowHead = w.sub(rows, w.mul(rowTok, w.splat(w.idx(g), {kRows})));
+      b, loc, w.vec({rpw}, b.getIndexType()),
+      arith::FPToSIOp::create(b, loc, w.vec({rpw}, i32), rowTokF));
+  Value rowHead = w.sub(rows, w.mul(rowTok, w.splat(w.idx(g), {rpw})));
   rowMask = w.andi(
-      w.cmp(CmpIPredicate::ult, rowTok, w.splat(w.idx(tpw), {kRows})),
-      w.cmp(CmpIPredicate::ult, w.add(w.splat(waveTok0, {kRows}), rowTok),
-            w.splat(tokEnd, {kRows})));
+      w.cmp(CmpIPredicate::ult, rowTok, w.splat(w.idx(tpw), {rpw})),
+      w.cmp(CmpIPredicate::ult, w.add(w.splat(waveTok0, {rpw}), rowTok),
+            w.splat(tokEnd, {rpw})));
   // Masked rows point at the workgroup's first row (they are not read).
   tokOfRow =
-      w.select(rowMask, w.add(w.splat(waveTok0, {kRows}), rowTok),
-               w.splat(tok0, {kRows}));
-  Value headOfRow = w.add(w.splat(w.mul(kvh, w.idx(g)), {kRows}),
-                          w.select(rowMask, rowHead, w.splat(c0, {kRows})));
-  rowHeads = w.add(w.mul(tokOfRow, w.splat(w.idx(hq), {kRows})),
+      w.select(rowMask, w.add(w.splat(waveTok0, {rpw}), rowTok),
+               w.splat(tok0, {rpw}));
+  Value headOfRow = w.add(w.splat(w.mul(kvh, w.idx(g)), {rpw}),
+                          w.select(rowMask, rowHead, w.splat(c0, {rpw})));
+  rowHeads = w.add(w.mul(tokOfRow, w.splat(w.idx(hq), {rpw})),
                          headOfRow);
-  rowOffsets = w.mul(rowHeads, w.splat(w.idx(d), {kRows}));
+  rowOffsets = w.mul(rowHeads, w.splat(w.idx(d), {rpw}));
 }
 
 void PrefillSteps::keyLoop() {
@@ -354,6 +363,7 @@ void PrefillSteps::keyLoop() {
   Value cache = arg(f, spec, w, "cache");
   Value tables = arg(f, spec, w, "block_tables");
   FormatOps fmt{cfg, w, cache, arg(f, spec, w, "query_prepared"), t, d};
+  fmt.rows = rpw;
   Value q = fmt.loadQuery(rowOffsets, rowMask);
   // The accuracy options, as decode's partial kernel: per-32 query scales as
   // the MFMA's A scales, q . rot(k_mean) added to every logit of its row.
@@ -387,15 +397,15 @@ void PrefillSteps::keyLoop() {
     return arith::SIToFPOp::create(lw.b, loc, lw.vec({n}, f32), i);
   };
   Value shift = w.sub(w.sub(len, qLen), beginSel);
-  Value rowPos = w.add(tokOfRow, w.splat(shift, {kRows}));
-  Value rowPosF = w.select(rowMask, toF32(w, rowPos, kRows),
-                           w.constSplat(b.getF32FloatAttr(-1.0f), {kRows}));
+  Value rowPos = w.add(tokOfRow, w.splat(shift, {rpw}));
+  Value rowPosF = w.select(rowMask, toF32(w, rowPos, rpw),
+                           w.constSplat(b.getF32FloatAttr(-1.0f), {rpw}));
   Value rowPosTile = w.broadcastRows(rowPosF, t);
 
   float ninf = -std::numeric_limits<float>::infinity();
-  Value mInit = w.constSplat(b.getF32FloatAttr(ninf), {kRows});
-  Value lInit = w.constSplat(b.getF32FloatAttr(0.0f), {kRows});
-  Value accInit = w.constSplat(b.getF32FloatAttr(0.0f), {kRows, d});
+  Value mInit = w.constSplat(b.getF32FloatAttr(ninf), {rpw});
+  Value lInit = w.constSplat(b.getF32FloatAttr(0.0f), {rpw});
+  Value accInit = w.constSplat(b.getF32FloatAttr(0.0f), {rpw, d});
   Value maxBlock = w.sub(numBlocks, c1);
   Value tableRow = w.mul(seq, maxBlocks);
   const float scale2 = cfg.softmaxScale * kLog2e;
@@ -437,117 +447,165 @@ void PrefillSteps::keyLoop() {
     }
     gpu::BarrierOp::create(b, loc);
   }
-  auto loop = scf::ForOp::create(
-      b, loc, loopStart, end, w.idx(t), ValueRange{mInit, lInit, accInit},
-      [&](OpBuilder &lb, Location, Value t0, ValueRange iter) {
-        WaveBuilder lw(lb, loc);
-        Value tok = lw.stepFrom(t0, t);
-        Value valid = validOf(lw, tok);
-        Value slot, mineNext, nextBase;
-        SmallVector<Value> next;
-        if (fmt.lds) {
-          // Tile i sits in copy i % 2; issue the loads of tile i + 1 now
-          // (a tile past the end loads nothing; its table reads are the
-          // current tile's).
-          Value i = lw.divu(lw.sub(t0, loopStart), lw.idx(t));
-          // (Both bases as products, not next = tileBytes - cur: LLVM folds
-          // the constant of `x - cur + c` into the ds_write offset with a
-          // wrapping negative address register, which the emulator reports
-          // as out of bounds.)
-          Value cur = lw.mul(lw.remu(i, lw.idx(2)), lw.idx(tileBytes));
-          nextBase = lw.mul(lw.remu(lw.add(i, lw.idx(1)), lw.idx(2)),
-                            lw.idx(tileBytes));
-          Value t0n = lw.add(t0, lw.idx(t));
-          Value tokN = lw.stepFrom(t0n, t);
-          Value validN = validOf(lw, tokN);
-          Value t0c = lw.select(lw.cmp(CmpIPredicate::ult, t0n, end), t0n, t0);
-          mineNext = mineOf(lw, validN);
-          next = fmt.loadTile(slotsOf(lw, t0c, tokN, validN), mineNext);
-          fmt.ldsBase = cur;
-        } else {
-          slot = slotsOf(lw, t0, tok, valid);
-        }
-        Value s = fmt.keyLogits(q, slot, valid);
-        if (bias)
-          s = arith::AddFOp::create(lb, loc, s, lw.broadcastRows(bias, t));
-        Value x = arith::MulFOp::create(
-            lb, loc, s, lw.constSplat(lb.getF32FloatAttr(scale2), {kRows, t}));
-        // Row r sees key k when 0 <= pos_r - k (< W with a window).
-        Value rel = arith::SubFOp::create(
-            lb, loc, rowPosTile, lw.broadcastCols(toF32(lw, tok, t), kRows));
-        Value sees = arith::CmpFOp::create(
-            lb, loc, arith::CmpFPredicate::OGE, rel,
-            lw.constSplat(lb.getF32FloatAttr(0.0f), {kRows, t}));
-        if (cfg.window > 0)
-          sees = lw.andi(
-              sees, arith::CmpFOp::create(
-                        lb, loc, arith::CmpFPredicate::OLT, rel,
-                        lw.constSplat(lb.getF32FloatAttr(float(cfg.window)),
-                                      {kRows, t})));
-        sees = lw.andi(sees, lw.broadcastCols(valid, kRows));
-        x = lw.select(sees, x,
-                      lw.constSplat(lb.getF32FloatAttr(ninf), {kRows, t}));
-        // Online softmax; a row that has seen no key yet keeps m = -inf and
-        // subtracts 0 instead (no -inf - -inf).
-        Value m = iter[0], l = iter[1], acc = iter[2];
-        Value mt = lw.reduceRows(vector::CombiningKind::MAXIMUMF, x, m);
-        Value none = arith::CmpFOp::create(
-            lb, loc, arith::CmpFPredicate::OEQ, mt,
-            lw.constSplat(lb.getF32FloatAttr(ninf), {kRows}));
-        Value mRef = lw.select(none, lInit, mt);
-        Value alpha = math::Exp2Op::create(
-            lb, loc, arith::SubFOp::create(lb, loc, m, mRef));
-        Value p = math::Exp2Op::create(
-            lb, loc,
-            arith::SubFOp::create(lb, loc, x, lw.broadcastRows(mRef, t)));
-        Value lsum = lw.reduceRows(vector::CombiningKind::ADD, p,
-                                   arith::MulFOp::create(lb, loc, l, alpha));
-        stage_attrs::reassociate.set(lsum.getDefiningOp());
-        float ps = fmt.pScale();
-        if (ps != 1.0f)
-          p = arith::MulFOp::create(
-              lb, loc, p, lw.constSplat(lb.getF32FloatAttr(ps), {kRows, t}));
-        Value accScaled =
-            arith::MulFOp::create(lb, loc, acc, lw.broadcastRows(alpha, d));
-        Value accNew = fmt.accumulatePV(p, slot, valid, accScaled);
-        // Tile i + 1 into the other copy; the barrier makes it visible and
-        // keeps any wave from overwriting copy i % 2 (in iteration i + 1)
-        // before every wave has read it.
-        if (fmt.lds) {
-          fmt.storeTile(next, nextBase, mineNext);
-          gpu::BarrierOp::create(lb, loc);
-        }
-        scf::YieldOp::create(lb, loc, ValueRange{mt, lsum, accNew});
-      });
+  // One iteration of the key loop over the tile at t0; \p masked: the
+  // keys are masked per row (causal, window, validity), else the tile is
+  // one whose keys are all valid and seen by every row of the workgroup.
+  auto body = [&](OpBuilder &lb, Value t0, ValueRange iter, bool masked) {
+    WaveBuilder lw(lb, loc);
+    Value tok = lw.stepFrom(t0, t);
+    // (A full tile's keys are all valid.)
+    Value valid =
+        masked ? validOf(lw, tok) : lw.constSplat(lb.getBoolAttr(true), {t});
+    Value slot, mineNext, nextBase;
+    SmallVector<Value> next;
+    if (fmt.lds) {
+      // Tile i sits in copy i % 2; issue the loads of tile i + 1 now
+      // (a tile past the end loads nothing; its table reads are the
+      // current tile's).
+      Value i = lw.divu(lw.sub(t0, loopStart), lw.idx(t));
+      // (Both bases as products, not next = tileBytes - cur: LLVM folds
+      // the constant of `x - cur + c` into the ds_write offset with a
+      // wrapping negative address register, which the emulator reports
+      // as out of bounds.)
+      Value cur = lw.mul(lw.remu(i, lw.idx(2)), lw.idx(tileBytes));
+      nextBase =
+          lw.mul(lw.remu(lw.add(i, lw.idx(1)), lw.idx(2)), lw.idx(tileBytes));
+      Value t0n = lw.add(t0, lw.idx(t));
+      Value tokN = lw.stepFrom(t0n, t);
+      Value validN = validOf(lw, tokN);
+      Value t0c = lw.select(lw.cmp(CmpIPredicate::ult, t0n, end), t0n, t0);
+      mineNext = mineOf(lw, validN);
+      next = fmt.loadTile(slotsOf(lw, t0c, tokN, validN), mineNext);
+      fmt.ldsBase = cur;
+    } else {
+      slot = slotsOf(lw, t0, tok, valid);
+    }
+    Value s = fmt.keyLogits(q, slot, valid);
+    if (bias)
+      s = arith::AddFOp::create(lb, loc, s, lw.broadcastRows(bias, t));
+    if (masked) {
+      // Row r sees key k when 0 <= pos_r - k (< W with a window).
+      Value rel = arith::SubFOp::create(
+          lb, loc, rowPosTile, lw.broadcastCols(toF32(lw, tok, t), rpw));
+      Value sees = arith::CmpFOp::create(
+          lb, loc, arith::CmpFPredicate::OGE, rel,
+          lw.constSplat(lb.getF32FloatAttr(0.0f), {rpw, t}));
+      if (cfg.window > 0)
+        sees = lw.andi(sees,
+                       arith::CmpFOp::create(
+                           lb, loc, arith::CmpFPredicate::OLT, rel,
+                           lw.constSplat(lb.getF32FloatAttr(float(cfg.window)),
+                                         {rpw, t})));
+      sees = lw.andi(sees, lw.broadcastCols(valid, rpw));
+      s = lw.select(sees, s, lw.constSplat(lb.getF32FloatAttr(ninf), {rpw, t}));
+    }
+    // Online softmax in base 2: m is the running maximum of the unscaled
+    // logits (scale2 > 0: the same order, and the masks select on the
+    // logits before they are scaled) and M = m * scale2:
+    // p = exp2(s * scale2 - M). A row that has seen no key yet keeps
+    // m = -inf and subtracts 0 instead (no -inf - -inf).
+    Value m = iter[0], l = iter[1], acc = iter[2];
+    Value mt = lw.reduceRows(vector::CombiningKind::MAXIMUMF, s, m);
+    Value none =
+        arith::CmpFOp::create(lb, loc, arith::CmpFPredicate::OEQ, mt,
+                              lw.constSplat(lb.getF32FloatAttr(ninf), {rpw}));
+    Value mRef = lw.select(none, lInit, mt);
+    Value scaleRows = lw.constSplat(lb.getF32FloatAttr(scale2), {rpw});
+    Value mScaled = arith::MulFOp::create(lb, loc, m, scaleRows);
+    Value mRefScaled = arith::MulFOp::create(lb, loc, mRef, scaleRows);
+    Value alpha = math::Exp2Op::create(
+        lb, loc, arith::SubFOp::create(lb, loc, mScaled, mRefScaled));
+    // (p = exp2(fma(s, scale2, -M)) put 172 outputs of the paged
+    // scaled_query_large_means case outside the bound in the emulator;
+    // the product is rounded before the subtraction, as decode does.)
+    Value x = arith::MulFOp::create(
+        lb, loc, s, lw.constSplat(lb.getF32FloatAttr(scale2), {rpw, t}));
+    Value p = math::Exp2Op::create(
+        lb, loc,
+        arith::SubFOp::create(lb, loc, x, lw.broadcastRows(mRefScaled, t)));
+    Value lsum = lw.reduceRows(vector::CombiningKind::ADD, p,
+                               arith::MulFOp::create(lb, loc, l, alpha));
+    stage_attrs::reassociate.set(lsum.getDefiningOp());
+    float ps = fmt.pScale();
+    if (ps != 1.0f)
+      p = arith::MulFOp::create(
+          lb, loc, p, lw.constSplat(lb.getF32FloatAttr(ps), {rpw, t}));
+    Value accScaled =
+        arith::MulFOp::create(lb, loc, acc, lw.broadcastRows(alpha, d));
+    Value accNew = fmt.accumulatePV(p, slot, valid, accScaled);
+    // Tile i + 1 into the other copy; the barrier makes it visible and
+    // keeps any wave from overwriting copy i % 2 (in iteration i + 1)
+    // before every wave has read it.
+    if (fmt.lds) {
+      fmt.storeTile(next, nextBase, mineNext);
+      gpu::BarrierOp::create(lb, loc);
+    }
+    return SmallVector<Value>{mt, lsum, accNew};
+  };
+  // The tiles loopStart + k t with kLo <= k < kHi are full (every key
+  // valid and seen by every row of the workgroup: at or after the
+  // partition's first key and the last row's window, before its end and at
+  // or before the first row's position); the others, at the ends, are
+  // masked. Three loops (masked, full, masked) over consecutive ranges: the
+  // LDS copies alternate by the tile's index from loopStart in all three.
+  Value ct = w.idx(t);
+  Value nTiles = w.divu(w.add(w.sub(end, loopStart), w.idx(t - 1)), ct);
+  Value fullFrom = start;
+  if (cfg.window > 0)
+    fullFrom = w.max(fullFrom, w.add(w.sub(posLast, w.idx(cfg.window)), c1));
+  Value kLo = w.min(
+      w.divu(w.add(w.max(w.sub(fullFrom, loopStart), c0), w.idx(t - 1)), ct),
+      nTiles);
+  Value fullTo = w.min(end, w.add(posFirst, c1));
+  Value kHi = w.max(
+      w.min(w.divu(w.max(w.sub(fullTo, loopStart), c0), ct), nTiles), kLo);
+  Value fullStart = w.add(loopStart, w.mul(kLo, ct));
+  Value fullEnd = w.add(loopStart, w.mul(kHi, ct));
+  SmallVector<Value> carried = {mInit, lInit, accInit};
+  auto runLoop = [&](Value from, Value to, bool masked) {
+    auto loop = scf::ForOp::create(
+        b, loc, from, to, ct, carried,
+        [&](OpBuilder &lb, Location, Value t0, ValueRange iter) {
+          scf::YieldOp::create(lb, loc, body(lb, t0, iter, masked));
+        });
+    carried.assign(loop.getResults().begin(), loop.getResults().end());
+  };
+  runLoop(loopStart, fullStart, /*masked=*/true);
+  runLoop(fullStart, fullEnd, /*masked=*/false);
+  runLoop(fullEnd, end, /*masked=*/true);
 
-  writePartials(loop, fmt.pScale(), mInit, lInit);
+  writePartials(carried, fmt.pScale(), scale2, mInit, lInit);
 }
 
-void PrefillSteps::writePartials(scf::ForOp loop, float pScale, Value mInit,
-                                 Value lInit) {
+void PrefillSteps::writePartials(ArrayRef<Value> carried, float pScale,
+                                 float scale2, Value mInit, Value lInit) {
   // A row that saw no key (m = -inf) writes 0, -inf, 0; a NaN row stays
   // NaN.
-  Value m = loop.getResult(0), l = loop.getResult(1), acc = loop.getResult(2);
+  Value m = carried[0], l = carried[1], acc = carried[2];
   Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
                                       mInit);
   Value lScaled = l;
   if (pScale != 1.0f)
     lScaled = arith::MulFOp::create(
-        b, loc, l, w.constSplat(b.getF32FloatAttr(pScale), {kRows}));
+        b, loc, l, w.constSplat(b.getF32FloatAttr(pScale), {rpw}));
   // Its accumulator is 0 (every P was 0): divide by 1 instead of 0.
-  lScaled = w.select(empty, w.constSplat(b.getF32FloatAttr(1.0f), {kRows}),
+  lScaled = w.select(empty, w.constSplat(b.getF32FloatAttr(1.0f), {rpw}),
                      lScaled);
   Value out = arith::DivFOp::create(b, loc, acc, w.broadcastRows(lScaled, d));
+  // m is in unscaled logits: M = m * scale2 (rounded as in the loop) in
+  // base-2 units, M ln 2 in natural-log units.
   Value mNat = arith::MulFOp::create(
-      b, loc, m,
-      w.constSplat(b.getF32FloatAttr(float(std::log(2.0))), {kRows}));
+      b, loc,
+      arith::MulFOp::create(b, loc, m,
+                            w.constSplat(b.getF32FloatAttr(scale2), {rpw})),
+      w.constSplat(b.getF32FloatAttr(float(std::log(2.0))), {rpw}));
   mNat = w.select(empty, mInit, mNat);
   Value sum = w.select(empty, lInit, l);
   // Index (token, head, part) of [T, Hq, P].
-  Value rowIdx = w.add(w.mul(rowHeads, w.splat(numParts, {kRows})),
-                       w.splat(part, {kRows}));
+  Value rowIdx = w.add(w.mul(rowHeads, w.splat(numParts, {rpw})),
+                       w.splat(part, {rpw}));
   uq::StoreRowsOp::create(b, loc, out, arg(f, spec, w, "partial_out"),
-                          w.mul(rowIdx, w.splat(w.idx(d), {kRows})), rowMask);
+                          w.mul(rowIdx, w.splat(w.idx(d), {rpw})), rowMask);
   vector::ScatterOp::create(b, loc, Type(), arg(f, spec, w, "partial_max"),
                             ValueRange{c0}, rowIdx, rowMask, mNat);
   vector::ScatterOp::create(b, loc, Type(), arg(f, spec, w, "partial_sum"),

@@ -423,6 +423,12 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
   cfg.tileTokens = tileTokens;
   cfg.partitionSize = partition;
   cfg.prefillWaves = prefillWaves;
+  cfg.prefillRows = prefillRows;
+  if (isa<PagedAttentionOp>(op) && prefillRows != 16 && prefillRows != 32)
+    return op->emitOpError()
+           << "prefill-rows " << prefillRows.getValue()
+           << " is not supported (16 or 32 MFMA rows per wave; 64 needs "
+              "more than the 512 registers of a lane)";
   if (tileTokens != kPVMfma.k)
     return op->emitOpError() << "tile-tokens " << tileTokens.getValue()
                              << " is not supported (32: two 16-key MFMA "

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <set>
 
 using namespace uq;
 using uq::test::Batch;
@@ -162,6 +163,29 @@ TEST(PagedAttentionGPU, WavesPerWorkgroup) {
   }
 }
 
+// Waves of 32 MFMA rows (prefill-rows: two 16-row tiles sharing every K
+// and V operand of a key tile): mixed batches of decodes and chunks, GQA 1,
+// 2, 4, 8, 16, D 64, 128, 256, windows and sinks, 1, 2 and 4 waves, all
+// inside the bound.
+TEST(PagedAttentionGPU, RowsPerWave) {
+  struct Case {
+    int64_t rows, waves, hq, hkv, d, window;
+  };
+  for (Case c : {Case{32, 4, 8, 1, 128, 0}, Case{32, 2, 4, 1, 64, 45},
+                 Case{32, 1, 16, 1, 256, 0}, Case{32, 4, 1, 1, 128, 0},
+                 Case{32, 2, 8, 4, 128, 0}, Case{32, 1, 8, 4, 64, 45}}) {
+    SCOPED_TRACE("R " + std::to_string(c.rows) + " W " +
+                 std::to_string(c.waves) + " Hq " + std::to_string(c.hq) +
+                 " Hkv " + std::to_string(c.hkv) + " D " +
+                 std::to_string(c.d) + " window " + std::to_string(c.window));
+    AttentionProblem pb = config(c.hq, c.hkv, c.d);
+    pb.sinks = true;
+    pb.prefillWaves = c.waves;
+    pb.prefillRows = c.rows;
+    runBatches(pb, c.window, {{{1, 300, 1, 17}, {40, 330, 2, 17}, 1, 2}});
+  }
+}
+
 // A key tile is read from memory once per workgroup, not once per wave:
 // the same long prefill with 4 waves per workgroup (8 tokens per
 // workgroup, GQA 8) reads about a quarter of the global bytes of 1 wave
@@ -253,6 +277,125 @@ TEST(PagedAttentionGPU, NaNSinkPolicy) {
       else
         EXPECT_FALSE(std::isnan(x)) << "token " << tok;
     }
+}
+
+
+// The timing prediction of a prefill (CompiledPagedAttention::predict)
+// traces workgroups that do work, over the KV heads. With 8 KV heads and
+// GQA 2 the grid is (7 query tiles, 8 heads, 1 partition); the midpoints of
+// 4 equal strata of the linear grid (the former rule) all fell on tile 0,
+// which has no tokens. The sampled prediction agrees with a whole emulation
+// of the same problem (every workgroup traced, output checked against the
+// reference).
+TEST(PrefillTiming, SampledWorkgroupsDoWorkOverTheKVHeads) {
+  PagedAttentionProblem pp;
+  pp.config = config(16, 8, 64);
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {128};
+  pp.seqLens = {128 + 256};
+  pp.numPartitions = 1;
+  auto sampled = (*compiled)->predict(pp, 4);
+  ASSERT_TRUE(static_cast<bool>(sampled))
+      << llvm::toString(sampled.takeError());
+  // 4 tokens per wave, 4 waves: 32 tokens per tile; 128 / 32 + 1 + 2 tiles.
+  EXPECT_EQ(sampled->prefillWorkgroups, uint64_t(7 * 8));
+  EXPECT_EQ(sampled->prefillWorking, uint64_t(4 * 8));
+  std::set<uint32_t> heads;
+  double weights = 0;
+  for (auto [id, w] :
+       llvm::zip(sampled->prefillTraced, sampled->prefillWeights)) {
+    weights += w;
+    // Tiles 1..4 hold the 128 tokens.
+    if (id[0] >= 1 && id[0] <= 4)
+      heads.insert(id[1]);
+  }
+  EXPECT_EQ(heads.size(), 4u);
+  EXPECT_DOUBLE_EQ(weights, 7.0 * 8);
+  EXPECT_GT(sampled->prefill.mfmaCycles, 0);
+  EXPECT_GT(sampled->prefill.hbmBytes, 0);
+  PagedPredictOptions all;
+  all.whole = true;
+  auto whole = (*compiled)->predict(pp, all);
+  ASSERT_TRUE(static_cast<bool>(whole)) << llvm::toString(whole.takeError());
+  ASSERT_TRUE(whole->checked);
+  EXPECT_EQ(whole->outsideBound, 0);
+  EXPECT_EQ(whole->prefill.tracedWorkgroups, uint64_t(7 * 8));
+  EXPECT_NEAR(sampled->prefillUs / whole->prefillUs, 1.0, 0.1)
+      << sampled->prefillUs << " vs " << whole->prefillUs;
+  EXPECT_NEAR(sampled->prefill.hbmBytes / whole->prefill.hbmBytes, 1.0, 0.1);
+  // MFMA instructions: sampled (extrapolated) vs counted.
+  ASSERT_EQ(sampled->mfmaByKind.size(), whole->mfmaByKind.size());
+  for (auto [s, w] : llvm::zip(sampled->mfmaByKind, whole->mfmaByKind)) {
+    EXPECT_EQ(s.first, w.first);
+    EXPECT_NEAR(s.second / w.second, 1.0, 0.1) << s.first;
+  }
+}
+
+// Split-K partitions past a short context leave workgroups that load their
+// query and write empty rows but see no keys; they are traced as a class of
+// their own (not with the tiles that return at once), so the sampled
+// prediction still agrees with the whole emulation.
+TEST(PrefillTiming, PartitionsWithoutKeysAreAClassOfTheirOwn) {
+  PagedAttentionProblem pp;
+  pp.config = config(16, 8, 64);
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {64};
+  pp.seqLens = {64 + 128};
+  pp.numPartitions = 4; // keys only in partition 0 (256 tokens each)
+  auto sampled = (*compiled)->predict(pp, 4);
+  ASSERT_TRUE(static_cast<bool>(sampled))
+      << llvm::toString(sampled.takeError());
+  // Tiles 1, 2 hold the tokens: 2 x 8 heads with keys, of 5 x 8 x 4.
+  EXPECT_EQ(sampled->prefillWorking, uint64_t(2 * 8));
+  EXPECT_EQ(sampled->prefillWorkgroups, uint64_t(5 * 8 * 4));
+  // A traced workgroup of partitions 1..3 at a tile with tokens, and one of
+  // a tile without tokens.
+  bool rowsOnly = false, none = false;
+  for (const auto &id : sampled->prefillTraced) {
+    rowsOnly |= id[2] > 0 && (id[0] == 1 || id[0] == 2);
+    none |= id[0] == 0 || id[0] >= 3;
+  }
+  EXPECT_TRUE(rowsOnly);
+  EXPECT_TRUE(none);
+  PagedPredictOptions all;
+  all.whole = true;
+  auto whole = (*compiled)->predict(pp, all);
+  ASSERT_TRUE(static_cast<bool>(whole)) << llvm::toString(whole.takeError());
+  EXPECT_EQ(whole->outsideBound, 0);
+  EXPECT_NEAR(sampled->prefillUs / whole->prefillUs, 1.0, 0.05)
+      << sampled->prefillUs << " vs " << whole->prefillUs;
+}
+
+// A sampled prefill whose traced workgroups did no work while the grid has
+// work is an error, not a number.
+TEST(PrefillTiming, TracingOnlyIdleWorkgroupsIsAnError) {
+  PagedAttentionProblem pp;
+  pp.config = config(16, 8, 64);
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {128};
+  pp.seqLens = {256};
+  pp.numPartitions = 1;
+  PagedPredictOptions o;
+  // Tile 0 of heads 0 and 5: the tokens before the first sequence (none).
+  o.prefillWorkgroups = {0, 0 + 7 * 5};
+  auto timing = (*compiled)->predict(pp, o);
+  ASSERT_FALSE(static_cast<bool>(timing));
+  std::string msg = llvm::toString(timing.takeError());
+  EXPECT_NE(msg.find("did no work while 32 of the grid's 56 workgroups have "
+                     "keys"),
+            std::string::npos)
+      << msg;
+  // Tile 2 of head 3 has keys: traced alone, it is a number.
+  o.prefillWorkgroups = {2 + 7 * 3};
+  auto one = (*compiled)->predict(pp, o);
+  ASSERT_TRUE(static_cast<bool>(one)) << llvm::toString(one.takeError());
+  EXPECT_GT(one->prefill.mfmaCycles, 0);
 }
 
 } // namespace
