@@ -312,6 +312,9 @@ static cl::opt<double> checkTolerance(
              "whole prediction of the check's prefill launch"),
     cl::cat(prefillCat));
 
+static cl::OptionCategory calibrateCat(
+    "Benchmark mode --calibrate: the timing model against AMD's measured "
+    "kernels (uq-kernel-report)");
 // --calibrate (Calibrate.cpp): the timing model against AMD's measured
 // AITER kernels.
 static cl::opt<bool> calibrate(
@@ -319,27 +322,27 @@ static cl::opt<bool> calibrate(
     cl::desc("Emulate AMD's AITER attention kernels at their published "
              "MI355X shapes and print the timing model's figures next to "
              "the measured ones (docs/timing-model.md, \"Calibration\")"),
-    cl::cat(category));
+    cl::cat(calibrateCat));
 static cl::opt<std::string> aiterDir(
     "aiter-dir", cl::desc("--calibrate: folder of AITER's code objects"),
-    cl::init(UQ_DEFAULT_AITER_DIR), cl::value_desc("DIR"), cl::cat(category));
+    cl::init(UQ_DEFAULT_AITER_DIR), cl::value_desc("DIR"), cl::cat(calibrateCat));
 static cl::opt<unsigned> calibrateSamples(
     "calibrate-samples",
     cl::desc("--calibrate: workgroups traced per launch (default 2)"),
-    cl::init(2), cl::cat(category));
+    cl::init(2), cl::cat(calibrateCat));
 static cl::opt<bool> calibrateQuick(
     "calibrate-quick",
     cl::desc("--calibrate: one small forward and one small paged launch "
              "(no published figure; for tests)"),
-    cl::cat(category));
+    cl::cat(calibrateCat));
 static cl::opt<std::string> calibrateJson(
     "calibrate-json", cl::desc("--calibrate: also write the rows as JSON"),
-    cl::value_desc("FILE"), cl::cat(category));
+    cl::value_desc("FILE"), cl::cat(calibrateCat));
 static cl::opt<bool> calibrateOverlap(
     "calibrate-overlap",
     cl::desc("--calibrate: let a SIMD's VALU and matrix core overlap (the "
              "model before its calibration, for comparison)"),
-    cl::cat(category));
+    cl::cat(calibrateCat));
 
 static void printClasses(const uq::emu::Stats &st, double tiles) {
   auto row = [&](const char *name, uint64_t n) {
@@ -369,7 +372,7 @@ static int error(const llvm::Twine &msg) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  uq::hideUnrelatedOptions({&category, &ladderCat, &prefillCat});
+  uq::hideUnrelatedOptions({&category, &ladderCat, &prefillCat, &calibrateCat});
   cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
   if (!calibrate && (calibrateQuick || calibrateOverlap ||
                      calibrateJson.getNumOccurrences() ||
