@@ -691,6 +691,20 @@ forwardFromOperands(Operation *op, ArrayRef<std::optional<Layout>> ins,
 }
 
 LogicalResult Assignment::run() {
+  // The size bound first (Layout.h, tileSizeError): a tile no layout can
+  // hold is refused before any layout arithmetic or distribution scales
+  // with it.
+  WalkResult tooBig = func.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (auto v = dyn_cast<VectorType>(t))
+        if (std::optional<std::string> why = tileSizeError(v)) {
+          op->emitOpError("cannot be distributed: ") << *why;
+          return WalkResult::interrupt();
+        }
+    return WalkResult::advance();
+  });
+  if (tooBig.wasInterrupted())
+    return failure();
   // Step 1: anchors and what follows from them.
   propagateFixed();
   // Steps 2-3: every fixed op (and loop) demands its operands, in reverse

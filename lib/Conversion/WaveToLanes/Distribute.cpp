@@ -297,6 +297,11 @@ LogicalResult Distributor::distribute(Operation *op) {
   FailureOr<Layout> l = layoutOf(op->getResult(0));
   if (failed(l))
     return failure();
+  // The size bound: every pattern emits work proportional to a lane's
+  // elements (operands were results of ops checked before).
+  if (auto t = dyn_cast<VectorType>(op->getResult(0).getType()))
+    if (std::optional<std::string> why = tileSizeError(t, &*l))
+      return op->emitOpError("cannot be distributed: ") << *why;
   if (auto it = table.withLayout.find(id); it != table.withLayout.end())
     return it->second(*this, op, *l);
   if (op->hasTrait<OpTrait::Elementwise>())
@@ -321,6 +326,10 @@ LogicalResult Distributor::forLoop(scf::ForOp op) {
     FailureOr<Layout> l = layoutOf(r);
     if (failed(l))
       return failure();
+    if (std::optional<std::string> why =
+            tileSizeError(cast<VectorType>(r.getType()), &*l))
+      return op.emitOpError("cannot be distributed: result ")
+             << cast<OpResult>(r).getResultNumber() << ": " << *why;
     types.push_back(
         laneType(cast<VectorType>(r.getType()).getElementType(), *l));
   }

@@ -223,6 +223,61 @@ std::optional<Layout> uq::lanes::bitcastLayout(const Layout &l, int64_t num,
   return out;
 }
 
+int64_t uq::lanes::laneElementBits(Type t) {
+  if (t.isIndex())
+    return 64;
+  if (t.isIntOrFloat())
+    return t.getIntOrFloatBitWidth();
+  return 32;
+}
+
+std::optional<std::string> uq::lanes::tileSizeError(VectorType t,
+                                                    const Layout *l) {
+  // Elements per lane, saturating (shapes and layouts of stage IR written
+  // by another compiler may be anything up to 2^63 per dimension).
+  bool overflow = false;
+  uint64_t elems = 1;
+  auto times = [&](int64_t x) {
+    bool o = false;
+    elems =
+        llvm::SaturatingMultiply(elems, uint64_t(std::max<int64_t>(x, 0)), &o);
+    overflow |= o;
+  };
+  if (l) {
+    for (int64_t d = 0; d < l->rank(); ++d) {
+      times(l->dim(d).batch);
+      times(l->dim(d).elems);
+    }
+  } else {
+    for (int64_t s : t.getShape())
+      times(s);
+    elems = elems / kWaveSize + (elems % kWaveSize != 0);
+  }
+  uint64_t bits = laneElementBits(t.getElementType());
+  bool o = false;
+  uint64_t laneBits = llvm::SaturatingMultiply(elems, bits, &o);
+  overflow |= o;
+  uint64_t regs = laneBits / 32 + (laneBits % 32 != 0);
+  if (!overflow && regs <= uint64_t(gfx950::kRegistersPerLane))
+    return std::nullopt;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "the tile " << t << " needs ";
+  if (overflow) {
+    os << "more than 2^64 bits in all, more than the "
+       << gfx950::kRegistersPerLane << " registers of a gfx950 lane";
+    return s;
+  }
+  os << (l ? "" : "at least ") << regs << " registers per lane";
+  if (l)
+    os << " in lane layout " << l->str();
+  else
+    os << " spread over the " << kWaveSize << " lanes";
+  os << ", more than the " << gfx950::kRegistersPerLane
+     << " of a gfx950 lane";
+  return s;
+}
+
 LogicalResult uq::lanes::checkChip(Operation *op, llvm::StringRef pass,
                                    llvm::StringRef chip) {
   if (chip == "gfx950")

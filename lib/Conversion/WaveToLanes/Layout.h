@@ -128,6 +128,20 @@ std::optional<Layout> groupScalesFor(const Layout &codes, int64_t group = 32);
 std::optional<Layout> bitcastLayout(const Layout &l, int64_t num,
                                     int64_t den);
 
+/// Bits one element of type \p t takes in a lane's registers (index: 64,
+/// as the ROCDL lowering gives it).
+int64_t laneElementBits(mlir::Type t);
+
+/// The size bound of both distribution passes: why the wave tile \p t
+/// cannot be distributed (none if it can). With layout \p l, its lane's
+/// elements must fit the lane's register file (gfx950::kRegistersPerLane
+/// 32-bit registers); without one, the tile spread evenly over the 64 lanes
+/// must (no layout holds it otherwise). Every pattern of the distribution
+/// emits work proportional to a lane's elements, so this bounds the
+/// instructions each op unrolls into.
+std::optional<std::string> tileSizeError(mlir::VectorType t,
+                                         const Layout *l = nullptr);
+
 /// Both passes of the distribution stage serve only gfx950 (its scaled MFMA
 /// defines the layouts): a located error on \p op naming \p pass otherwise.
 mlir::LogicalResult checkChip(mlir::Operation *op, llvm::StringRef pass,
