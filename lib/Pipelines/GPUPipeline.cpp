@@ -18,6 +18,9 @@ void uq::buildWavePipeline(OpPassManager &pm,
   ConvertUQToWavePassOptions opts;
   opts.partitionSize = options.partitionSize;
   opts.prefillWaves = options.prefillWaves;
+  opts.maxPartitionTokens = options.maxPartitionTokens;
+  opts.minPartitionTokens = options.minPartitionTokens;
+  opts.decodeWorkgroups = options.decodeWorkgroups;
   // Tile every uq op into wave-level kernels and host launches.
   pm.addPass(createConvertUQToWavePass(opts));
   // Fold constant index arithmetic (kernels) and static sizes (host
@@ -86,11 +89,29 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Waves per workgroup of the paged-attention prefill "
                      "kernel (1, 2, 4 or 8)"),
       llvm::cl::init(4)};
+  Option<int64_t> maxPartitionTokens{
+      *this, "max-partition-tokens",
+      llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "
+                     "per partition (multiple of 32)"),
+      llvm::cl::init(4096)};
+  Option<int64_t> minPartitionTokens{
+      *this, "min-partition-tokens",
+      llvm::cl::desc("uq.decode_attention's partition rule: the fewest "
+                     "tokens per partition (multiple of 32)"),
+      llvm::cl::init(64)};
+  Option<int64_t> decodeWorkgroups{
+      *this, "decode-workgroups",
+      llvm::cl::desc("uq.decode_attention's partition rule: the partial "
+                     "workgroups a launch aims at"),
+      llvm::cl::init(1024)};
   uq::GPUPipelineOptions get() const {
     uq::GPUPipelineOptions o;
     o.chip = chip;
     o.partitionSize = partitionSize;
     o.prefillWaves = prefillWaves;
+    o.maxPartitionTokens = maxPartitionTokens;
+    o.minPartitionTokens = minPartitionTokens;
+    o.decodeWorkgroups = decodeWorkgroups;
     return o;
   }
 };

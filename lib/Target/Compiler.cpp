@@ -506,6 +506,9 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   gpuOptions.chip = options.chip;
   gpuOptions.partitionSize = options.partitionSize;
   gpuOptions.prefillWaves = options.prefillWaves;
+  gpuOptions.maxPartitionTokens = options.maxPartitionTokens;
+  gpuOptions.minPartitionTokens = options.minPartitionTokens;
+  gpuOptions.decodeWorkgroups = options.decodeWorkgroups;
   InputStage from = options.from == InputStage::Auto ? detectStage(module)
                                                      : options.from;
   auto stageIndex = [](InputStage s) { return static_cast<int>(s); };
