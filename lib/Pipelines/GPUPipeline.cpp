@@ -93,7 +93,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "max-partition-tokens",
       llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "
                      "per partition (multiple of 32)"),
-      llvm::cl::init(4096)};
+      llvm::cl::init(2048)};
   Option<int64_t> minPartitionTokens{
       *this, "min-partition-tokens",
       llvm::cl::desc("uq.decode_attention's partition rule: the fewest "

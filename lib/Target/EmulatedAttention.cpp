@@ -803,7 +803,10 @@ CompiledAttention::run(const AttentionProblem &pb) const {
         tensor(inT, {numTokens, hkv, d}, k.bytes),
         tensor(inT, {numTokens, hkv, d}, v.bytes),
         tensor(DType::I64, {numTokens}, toBytes(p.slots)),
-        tensor(DType::I8, {p.numBlocks, bs, hkv, p.slotBytes},
+        tensor(DType::I8,
+               pb.headMajor
+                   ? std::vector<int64_t>{p.numBlocks, hkv, bs, p.slotBytes}
+                   : std::vector<int64_t>{p.numBlocks, bs, hkv, p.slotBytes},
                std::vector<uint8_t>(cacheBytes, 0x5A))};
     auto written = writeProg->run(writeArgs);
     if (!written)
@@ -817,7 +820,11 @@ CompiledAttention::run(const AttentionProblem &pb) const {
       run.cacheMismatches += cpuCache[i] != refCache[i];
     std::vector<HostTensor> decodeArgs = {
         tensor(inT, {s, hq, d}, q.bytes),
-        tensor(DType::I8, {decodeBlocks, bs, hkv, p.slotBytes}, cache),
+        tensor(DType::I8,
+               pb.headMajor
+                   ? std::vector<int64_t>{decodeBlocks, hkv, bs, p.slotBytes}
+                   : std::vector<int64_t>{decodeBlocks, bs, hkv, p.slotBytes},
+               cache),
         tensor(DType::I32, {s, p.maxBlocks}, toBytes(p.tables)),
         tensor(DType::I32, {s}, toBytes(lens))};
     if (pb.sinks)

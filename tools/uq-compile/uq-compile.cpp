@@ -50,7 +50,7 @@ static cl::opt<int64_t> maxPartitionTokens(
     "max-partition-tokens",
     cl::desc("uq.decode_attention's partition rule: the most tokens one "
              "partition takes (a multiple of 32)"),
-    cl::init(4096), cl::cat(category));
+    cl::init(2048), cl::cat(category));
 static cl::opt<int64_t> minPartitionTokens(
     "min-partition-tokens",
     cl::desc("uq.decode_attention's partition rule: the fewest tokens a "

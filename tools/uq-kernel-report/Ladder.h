@@ -34,7 +34,7 @@ struct LadderOptions {
                                       KVCacheKind::UltraQuant};
   int64_t blockSize = 16, partitionSize = 256;
   /// The decode's partition rule (DecodePartitions.h).
-  int64_t maxPartitionTokens = 4096, minPartitionTokens = 64,
+  int64_t maxPartitionTokens = 2048, minPartitionTokens = 64,
           decodeWorkgroups = 1024;
   /// The cache in #uq.cache_layout<head_major> (--cache-layout).
   bool headMajor = false;

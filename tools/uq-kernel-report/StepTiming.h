@@ -37,7 +37,7 @@ struct KernelConfig {
   int64_t partitionSize = 256;
   /// uq.decode_attention's partition rule (uq-compile
   /// --max-partition-tokens, --min-partition-tokens, --decode-workgroups).
-  int64_t maxPartitionTokens = 4096;
+  int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;
   int64_t decodeWorkgroups = 1024;
   /// The cache in #uq.cache_layout<head_major> (--cache-layout=head-major).

@@ -63,7 +63,7 @@ static cl::opt<int64_t> maxPartitionTokens(
     "max-partition-tokens",
     cl::desc("The decode's partition rule: the most tokens per partition "
              "(uq-compile --max-partition-tokens; a multiple of 32)"),
-    cl::init(4096), cl::cat(category));
+    cl::init(2048), cl::cat(category));
 static cl::opt<int64_t> minPartitionTokens(
     "min-partition-tokens",
     cl::desc("The decode's partition rule: the fewest tokens per partition "

@@ -21,7 +21,7 @@ namespace uq {
 /// params max_partition_tokens, min_partition_tokens, target_workgroups).
 struct DecodePartitionRule {
   /// The most tokens one partition takes.
-  int64_t maxTokens = 4096;
+  int64_t maxTokens = 2048;
   /// The fewest tokens a partition is given when more workgroups are wanted.
   int64_t minTokens = 64;
   /// Partial workgroups a launch aims at (num_partitions x KV heads x

@@ -115,7 +115,7 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
            "Tokens per split-K partition of uq.decode_attention_partial and "
            "uq.paged_attention (a positive multiple of tile-tokens)">,
     Option<"maxPartitionTokens", "max-partition-tokens", "int64_t",
-           /*default=*/"4096",
+           /*default=*/"2048",
            "uq.decode_attention's partition rule: the most tokens one "
            "partition takes (a positive multiple of tile-tokens)">,
     Option<"minPartitionTokens", "min-partition-tokens", "int64_t",

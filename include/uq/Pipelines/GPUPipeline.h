@@ -24,7 +24,7 @@ struct GPUPipelineOptions {
   /// Waves per workgroup of the paged-attention prefill kernel.
   int64_t prefillWaves = 4;
   /// uq.decode_attention's partition rule (DecodePartitions.h).
-  int64_t maxPartitionTokens = 4096;
+  int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;
   int64_t decodeWorkgroups = 1024;
 };

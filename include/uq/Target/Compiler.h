@@ -73,7 +73,7 @@ struct CompileOptions {
   /// uq.decode_attention's partition rule (uq/Conversion/DecodePartitions.h,
   /// docs/uq-compile.md): the most and the fewest tokens per partition and
   /// the partial workgroups a launch aims at.
-  int64_t maxPartitionTokens = 4096;
+  int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;
   int64_t decodeWorkgroups = 1024;
 };

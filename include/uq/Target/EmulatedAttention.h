@@ -52,7 +52,7 @@ struct AttentionProblem {
   int64_t partitionSize = 256;
   /// uq.decode_attention's partition rule (uq-compile
   /// --max-partition-tokens, --min-partition-tokens, --decode-workgroups).
-  int64_t maxPartitionTokens = 4096;
+  int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;
   int64_t decodeWorkgroups = 1024;
   /// Waves per workgroup of the paged-attention prefill kernel

@@ -61,7 +61,7 @@ struct AttentionConfig {
   /// (decodePartitionCount): at most maxPartitionTokens and at least
   /// minPartitionTokens per partition, aiming at targetWorkgroups partial
   /// workgroups per launch.
-  int64_t maxPartitionTokens = 4096, minPartitionTokens = 64,
+  int64_t maxPartitionTokens = 2048, minPartitionTokens = 64,
           targetWorkgroups = 1024;
   /// Partitions the merge kernel reads per step of its loop (all their
   /// loads in flight at once).

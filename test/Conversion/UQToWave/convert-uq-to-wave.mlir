@@ -3,20 +3,20 @@
 
 // Decode attention with run-time sizes becomes wave-level kernels and host
 // launches whose grids come from the operands' sizes. The partition count
-// is the rule of docs/uq-compile.md: P = max(1, ceil(C / 4096),
+// is the rule of docs/uq-compile.md: P = max(1, ceil(C / 2048),
 // min(ceil(1024 / (S * Hkv)), ceil(C / 64))), C = max_blocks * block_size;
 // P = 1 launches the single-pass kernel, more the partial and merge kernels.
 // The launch description: symbolic shapes and grids.
 // CHECK: module attributes {gpu.container_module, uq.kernels = [
 // CHECK-SAME: grid = ["num_partitions", 1, "num_seqs"]{{.*}}name = "decode_0_partial"
-// CHECK-SAME: params = {{{.*}}max_partition_tokens = 4096{{.*}}min_partition_tokens = 64{{.*}}target_workgroups = 1024
+// CHECK-SAME: params = {{{.*}}max_partition_tokens = 2048{{.*}}min_partition_tokens = 64{{.*}}target_workgroups = 1024
 // CHECK-SAME: grid = [1, 1, "num_seqs"]{{.*}}name = "decode_0_single"
 // CHECK-LABEL: func.func @decode
 // CHECK-DAG: %[[S:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8x128xbf16>
 // CHECK-DAG: %[[NB:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x16x1x136xi8>
 // CHECK-DAG: %[[MB:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x?xi32>
 // CHECK: %[[CAP:.*]] = arith.muli %[[MB]], %{{.*}} : index
-// CHECK: %[[LEAST:.*]] = arith.ceildivui %[[CAP]], %c4096 : index
+// CHECK: %[[LEAST:.*]] = arith.ceildivui %[[CAP]], %c2048 : index
 // CHECK: %[[ROWS:.*]] = arith.maxui
 // CHECK: %[[FILL:.*]] = arith.ceildivui %c1024, %[[ROWS]] : index
 // CHECK: %[[MOST:.*]] = arith.ceildivui %[[CAP]], %c64 : index

@@ -95,9 +95,9 @@ with tempfile.TemporaryDirectory() as d:
         part = q["launches"][1]
         # The compiler's partition rule (docs/uq-compile.md) for 2 sequences
         # x 2 KV heads over 38 blocks of 16 (C = 608 tokens): max(1,
-        # ceil(608 / 4096), min(ceil(1024 / 4), ceil(608 / 64))) = 10.
+        # ceil(608 / 2048), min(ceil(1024 / 4), ceil(608 / 64))) = 10.
         cap, rows = 608, 2 * 2
-        want = max(1, -(-cap // 4096), min(-(-1024 // rows), -(-cap // 64)))
+        want = max(1, -(-cap // 2048), min(-(-1024 // rows), -(-cap // 64)))
         assert want == 10 and q["num_partitions"] == want, q["num_partitions"]
         # Grid (10 partitions, 2 KV heads, 2 sequences).
         assert part["workgroups"] == 40 and 0 < part["traced_workgroups"] < 40, part

@@ -29,16 +29,16 @@ using namespace uq;
 namespace {
 
 TEST(DecodePartitionRule, HandWorkedCounts) {
-  DecodePartitionRule r; // at most 4096 tokens, at least 64, 1024 workgroups
+  DecodePartitionRule r; // at most 2048 tokens, at least 64, 1024 workgroups
   // Batch 1, 8 KV heads, 4096 tokens: 1024 / 8 = 128 wanted, 4096 / 64 = 64
-  // allowed, 4096 / 4096 = 1 needed: 64.
+  // allowed, 4096 / 2048 = 2 needed: 64.
   EXPECT_EQ(decodePartitionCount(r, 1, 8, 4096), 64);
-  // Batch 1, 32K: 128 wanted, 512 allowed, 8 needed: 128.
+  // Batch 1, 32K: 128 wanted, 512 allowed, 16 needed: 128.
   EXPECT_EQ(decodePartitionCount(r, 1, 8, 32768), 128);
   // Batch 64 (512 rows), 4K: 2 wanted, 1 needed: 2.
   EXPECT_EQ(decodePartitionCount(r, 64, 8, 4096), 2);
-  // Batch 64, 128K: 2 wanted, 32 needed (4096 tokens each): 32.
-  EXPECT_EQ(decodePartitionCount(r, 64, 8, 131072), 32);
+  // Batch 64, 128K: 2 wanted, 64 needed (2048 tokens each): 64.
+  EXPECT_EQ(decodePartitionCount(r, 64, 8, 131072), 64);
   // Short contexts: 200 tokens at batch 64: 1 needed, 2 wanted,
   // ceil(200 / 64) = 4 allowed: 2.
   EXPECT_EQ(decodePartitionCount(r, 64, 8, 200), 2);
@@ -50,8 +50,8 @@ TEST(DecodePartitionRule, HandWorkedCounts) {
   // At most 256 tokens per partition: 4K at batch 64 needs 16.
   DecodePartitionRule small{256, 64, 1024};
   EXPECT_EQ(decodePartitionCount(small, 64, 8, 4096), 16);
-  // 32K at batch 64: 2 wanted, 8 needed.
-  EXPECT_EQ(decodePartitionCount(r, 64, 8, 32768), 8);
+  // 32K at batch 64: 2 wanted, 16 needed.
+  EXPECT_EQ(decodePartitionCount(r, 64, 8, 32768), 16);
 }
 
 struct MergeCase {
@@ -249,4 +249,30 @@ TEST(HeadMajorCache, PagedAttention) {
   }
 }
 
+} // namespace
+
+namespace {
+// The CPU paths (linalg and the wave-level kernels on the host) write and
+// read the head-major cache like the GPU: cache bytes bit-exact with the
+// reference, outputs within the bound and within twice it of the GPU's.
+TEST(HeadMajorCache, CPUPaths) {
+  AttentionProblem pb;
+  pb.numQHeads = 4;
+  pb.numKVHeads = 2;
+  pb.headDim = 64;
+  pb.headMajor = true;
+  pb.sinks = true;
+  pb.seqLens = {3, 70};
+  pb.checkLinalgCPU = true;
+  pb.checkWaveCPU = true;
+  auto report = runEmulatedAttention(pb);
+  ASSERT_TRUE(static_cast<bool>(report)) << llvm::toString(report.takeError());
+  EXPECT_EQ(report->cacheMismatches, 0);
+  for (const auto *run : {&report->linalgCPU, &report->waveCPU}) {
+    ASSERT_TRUE(run->ran);
+    EXPECT_EQ(run->cacheMismatches, 0);
+    EXPECT_EQ(run->outsideBound, 0);
+    EXPECT_EQ(run->gpuMismatches, 0);
+  }
+}
 } // namespace
