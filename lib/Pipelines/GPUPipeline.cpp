@@ -90,6 +90,9 @@ void uq::buildWavePipeline(OpPassManager &pm,
   opts.partitionSize = options.partitionSize;
   opts.prefillWaves = options.prefillWaves;
   opts.prefillRows = options.prefillRows;
+  opts.maxPartitionTokens = options.maxPartitionTokens;
+  opts.minPartitionTokens = options.minPartitionTokens;
+  opts.decodeWorkgroups = options.decodeWorkgroups;
   // Tile every uq op into wave-level kernels and host launches.
   pm.addPass(createConvertUQToWavePass(opts));
   // Fold constant index arithmetic (kernels) and static sizes (host
@@ -164,12 +167,30 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("MFMA rows per wave of the paged-attention prefill "
                      "kernel (16 or 32)"),
       llvm::cl::init(16)};
+  Option<int64_t> maxPartitionTokens{
+      *this, "max-partition-tokens",
+      llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "
+                     "per partition (multiple of 32)"),
+      llvm::cl::init(2048)};
+  Option<int64_t> minPartitionTokens{
+      *this, "min-partition-tokens",
+      llvm::cl::desc("uq.decode_attention's partition rule: the fewest "
+                     "tokens per partition (multiple of 32)"),
+      llvm::cl::init(64)};
+  Option<int64_t> decodeWorkgroups{
+      *this, "decode-workgroups",
+      llvm::cl::desc("uq.decode_attention's partition rule: the partial "
+                     "workgroups a launch aims at"),
+      llvm::cl::init(1024)};
   uq::GPUPipelineOptions get() const {
     uq::GPUPipelineOptions o;
     o.chip = chip;
     o.partitionSize = partitionSize;
     o.prefillWaves = prefillWaves;
     o.prefillRows = prefillRows;
+    o.maxPartitionTokens = maxPartitionTokens;
+    o.minPartitionTokens = minPartitionTokens;
+    o.decodeWorkgroups = decodeWorkgroups;
     return o;
   }
 };

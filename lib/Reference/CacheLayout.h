@@ -40,8 +40,14 @@ inline SlotParts slotParts(const Format &kf, const Format &vf, int64_t d) {
   return p;
 }
 
-/// Byte offset of (slot, head) in a validated geometry.
+/// Byte offset of (slot, head) in a validated geometry: token-major
+/// `((slot * H) + head) * slotBytes`, head-major `(((slot / bs) * H + head)
+/// * bs + slot % bs) * slotBytes`.
 inline int64_t slotOffset(const CacheGeometry &g, int64_t slot, int64_t head) {
+  if (g.headMajor)
+    return (((slot / g.blockSize) * g.numKvHeads + head) * g.blockSize +
+            slot % g.blockSize) *
+           g.slotBytes;
   return (slot * g.numKvHeads + head) * g.slotBytes;
 }
 

@@ -470,6 +470,9 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   gpuOptions.partitionSize = options.partitionSize;
   gpuOptions.prefillWaves = options.prefillWaves;
   gpuOptions.prefillRows = options.prefillRows;
+  gpuOptions.maxPartitionTokens = options.maxPartitionTokens;
+  gpuOptions.minPartitionTokens = options.minPartitionTokens;
+  gpuOptions.decodeWorkgroups = options.decodeWorkgroups;
   InputStage from = options.from == InputStage::Auto ? detectStage(module)
                                                      : options.from;
   auto stageIndex = [](InputStage s) { return static_cast<int>(s); };

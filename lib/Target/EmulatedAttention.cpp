@@ -1,6 +1,7 @@
 //===- EmulatedAttention.cpp - Compile, emulate, compare ------------------===//
 
 #include "uq/Target/EmulatedAttention.h"
+#include "uq/Conversion/DecodePartitions.h"
 
 #include "uq/Dialect/UQ/IR/UQ.h"
 #include "uq/Emulator/KernelsJson.h"
@@ -191,7 +192,8 @@ std::string formatAttrs(const AttentionProblem &pb) {
     break;
   }
   return "{k_format = " + k + ", v_format = " + v +
-         ", layout = #uq.cache_layout<vllm_slot>}";
+         ", layout = #uq.cache_layout<" +
+         (pb.headMajor ? "head_major" : "vllm_slot") + ">}";
 }
 
 /// The optional operands of the accuracy options (docs/accuracy.md): ` k_mean %mk : T` style
@@ -321,8 +323,13 @@ std::string programIR(const AttentionProblem &pb, const Paging &p) {
   const int64_t hq = pb.numQHeads, hkv = pb.numKVHeads, d = pb.headDim,
                 bs = pb.blockSize;
   std::string dt = pb.dtype;
-  std::string cacheT = llvm::formatv("tensor<{0}x{1}x{2}x{3}xi8>",
-                                     sz(p.numBlocks), bs, hkv, p.slotBytes);
+  std::string cacheT =
+      pb.headMajor ? llvm::formatv("tensor<{0}x{1}x{2}x{3}xi8>",
+                                   sz(p.numBlocks), hkv, bs, p.slotBytes)
+                         .str()
+                   : llvm::formatv("tensor<{0}x{1}x{2}x{3}xi8>",
+                                   sz(p.numBlocks), bs, hkv, p.slotBytes)
+                         .str();
   std::string kvT =
       llvm::formatv("tensor<{0}x{1}x{2}x{3}>", sz(p.tokens()), hkv, d, dt);
   std::string slotT = llvm::formatv("tensor<{0}xi64>", sz(p.tokens()));
@@ -476,6 +483,9 @@ CompiledAttention::compile(const AttentionProblem &pb) {
   c->impl->ir = programIR(pb, *paging);
   CompileOptions options;
   options.partitionSize = pb.partitionSize;
+  options.maxPartitionTokens = pb.maxPartitionTokens;
+  options.minPartitionTokens = pb.minPartitionTokens;
+  options.decodeWorkgroups = pb.decodeWorkgroups;
   auto loaded = compileAndLoad(c->impl->ir, "emulated-attention", options);
   if (!loaded)
     return loaded.takeError();
@@ -493,7 +503,12 @@ CompiledAttention::run(const AttentionProblem &pb) const {
       pb.c != shape.c || pb.mseSearch != shape.mseSearch ||
       pb.vRotated != shape.vRotated || pb.softmaxScale != shape.softmaxScale ||
       pb.kMean != shape.kMean || pb.vMean != shape.vMean ||
-      pb.scaledQuery != shape.scaledQuery || pb.vScaleE4M3 != shape.vScaleE4M3)
+      pb.scaledQuery != shape.scaledQuery || pb.vScaleE4M3 != shape.vScaleE4M3 ||
+      pb.partitionSize != shape.partitionSize ||
+      pb.headMajor != shape.headMajor ||
+      pb.maxPartitionTokens != shape.maxPartitionTokens ||
+      pb.minPartitionTokens != shape.minPartitionTokens ||
+      pb.decodeWorkgroups != shape.decodeWorkgroups)
     return makeError("the problem's configuration differs from the compiled "
                      "one");
   if (pb.seqLens.empty())
@@ -531,7 +546,8 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   drawMeans(pb, rng, k, v, kMean, vMean);
 
   auto [kf, vf] = referenceFormats(pb);
-  ref::CacheGeometry geom{p.numBlocks, bs, hkv, d, p.slotBytes};
+  ref::CacheGeometry geom{p.numBlocks, bs, hkv, d, p.slotBytes,
+                          pb.headMajor};
   const int64_t cacheBytes = ref::cacheBytes(geom);
   // The reference writes the tokens whose slot is inside the cache (the
   // kernels skip the others; the reference rejects a slot past the cache).
@@ -612,8 +628,9 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   const int64_t parts =
       pb.numPartitions > 0
           ? pb.numPartitions
-          : std::max<int64_t>(1, (p.maxBlocks * bs + pb.partitionSize - 1) /
-                                     pb.partitionSize);
+          : decodePartitionCount({pb.maxPartitionTokens, pb.minPartitionTokens,
+                                  pb.decodeWorkgroups},
+                                 s, hkv, p.maxBlocks * bs);
   report.numPartitions = parts;
   unsigned wsBytes = pb.format == KVCacheKind::BF16 ? 2 : 1;
   unsigned outBytes = pb.outType == "f32" ? 4 : 2;
@@ -640,12 +657,20 @@ CompiledAttention::run(const AttentionProblem &pb) const {
   if (llvm::Error err = launcher.launch("decode_0_query", buffers, scalars,
                                         report.queryStats))
     return std::move(err);
-  if (llvm::Error err = launcher.launch("decode_0_partial", buffers, scalars,
-                                        report.partialStats))
-    return std::move(err);
-  if (llvm::Error err = launcher.launch("decode_0_merge", buffers, scalars,
-                                        report.mergeStats))
-    return std::move(err);
+  if (parts == 1 && pb.singlePass) {
+    // The compiled host code's choice for one partition: no merge.
+    if (llvm::Error err = launcher.launch("decode_0_single", buffers, scalars,
+                                          report.partialStats))
+      return std::move(err);
+    report.mergeStats = emu::Stats();
+  } else {
+    if (llvm::Error err = launcher.launch("decode_0_partial", buffers,
+                                          scalars, report.partialStats))
+      return std::move(err);
+    if (llvm::Error err = launcher.launch("decode_0_merge", buffers, scalars,
+                                          report.mergeStats))
+      return std::move(err);
+  }
   auto resultFloats = [&](const std::vector<uint8_t> &bytes) {
     std::vector<float> o(s * hq * d);
     if (outBytes == 4) {
@@ -778,7 +803,10 @@ CompiledAttention::run(const AttentionProblem &pb) const {
         tensor(inT, {numTokens, hkv, d}, k.bytes),
         tensor(inT, {numTokens, hkv, d}, v.bytes),
         tensor(DType::I64, {numTokens}, toBytes(p.slots)),
-        tensor(DType::I8, {p.numBlocks, bs, hkv, p.slotBytes},
+        tensor(DType::I8,
+               pb.headMajor
+                   ? std::vector<int64_t>{p.numBlocks, hkv, bs, p.slotBytes}
+                   : std::vector<int64_t>{p.numBlocks, bs, hkv, p.slotBytes},
                std::vector<uint8_t>(cacheBytes, 0x5A))};
     auto written = writeProg->run(writeArgs);
     if (!written)
@@ -792,7 +820,11 @@ CompiledAttention::run(const AttentionProblem &pb) const {
       run.cacheMismatches += cpuCache[i] != refCache[i];
     std::vector<HostTensor> decodeArgs = {
         tensor(inT, {s, hq, d}, q.bytes),
-        tensor(DType::I8, {decodeBlocks, bs, hkv, p.slotBytes}, cache),
+        tensor(DType::I8,
+               pb.headMajor
+                   ? std::vector<int64_t>{decodeBlocks, hkv, bs, p.slotBytes}
+                   : std::vector<int64_t>{decodeBlocks, bs, hkv, p.slotBytes},
+               cache),
         tensor(DType::I32, {s, p.maxBlocks}, toBytes(p.tables)),
         tensor(DType::I32, {s}, toBytes(lens))};
     if (pb.sinks)
@@ -855,7 +887,9 @@ std::string pagedProgramIR(const PagedAttentionProblem &pp, int64_t slotBytes) {
                 bs = pb.blockSize;
   std::string dt = pb.dtype;
   std::string cacheT =
-      llvm::formatv("tensor<?x{0}x{1}x{2}xi8>", bs, hkv, slotBytes);
+      pb.headMajor
+          ? llvm::formatv("tensor<?x{0}x{1}x{2}xi8>", hkv, bs, slotBytes).str()
+          : llvm::formatv("tensor<?x{0}x{1}x{2}xi8>", bs, hkv, slotBytes).str();
   std::string qT = llvm::formatv("tensor<?x{0}x{1}x{2}>", hq, d, dt);
   std::string outT = llvm::formatv("tensor<?x{0}x{1}x{2}>", hq, d, pb.outType);
   std::string sinkT = llvm::formatv("tensor<{0}xf32>", hq);
@@ -940,7 +974,8 @@ llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp,
   }
   drawMeans(cfg, rng, k, v, su.kMean, su.vMean);
   std::tie(su.kf, su.vf) = referenceFormats(cfg);
-  su.geom = ref::CacheGeometry{p.numBlocks, bs, hkv, d, p.slotBytes};
+  su.geom = ref::CacheGeometry{p.numBlocks, bs, hkv, d, p.slotBytes,
+                               cfg.headMajor};
   su.cache.assign(ref::cacheBytes(su.geom), 0x5A);
   if (ref::Status st = ref::cacheWrite(
           su.kf, su.vf, su.geom, k.values.data(), v.values.data(),
@@ -1029,7 +1064,8 @@ struct CompiledPagedAttention::Impl : EmulatedProgram {
         a.scaledQuery != b.scaledQuery || a.vScaleE4M3 != b.vScaleE4M3 ||
         a.partitionSize != b.partitionSize ||
         a.prefillWaves != b.prefillWaves ||
-        a.prefillRows != b.prefillRows || shape.window != pp.window)
+        a.prefillRows != b.prefillRows || a.headMajor != b.headMajor ||
+        shape.window != pp.window)
       return makeError("the problem's configuration differs from the "
                        "compiled one");
     return llvm::Error::success();

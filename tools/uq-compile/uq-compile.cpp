@@ -43,9 +43,25 @@ static cl::opt<std::string>
          cl::init("auto"), cl::cat(category));
 static cl::opt<int64_t>
     partitionSize("partition-size",
-                  cl::desc("Tokens per split-K partition of decode attention "
-                           "(a multiple of 32)"),
+                  cl::desc("Tokens per split-K partition of uq.decode_attention_partial "
+                           "and uq.paged_attention (a multiple of 32)"),
                   cl::init(256), cl::cat(category));
+static cl::opt<int64_t> maxPartitionTokens(
+    "max-partition-tokens",
+    cl::desc("uq.decode_attention's partition rule: the most tokens one "
+             "partition takes (a multiple of 32)"),
+    cl::init(2048), cl::cat(category));
+static cl::opt<int64_t> minPartitionTokens(
+    "min-partition-tokens",
+    cl::desc("uq.decode_attention's partition rule: the fewest tokens a "
+             "partition is given to fill the GPU (a multiple of 32, at most "
+             "--max-partition-tokens)"),
+    cl::init(64), cl::cat(category));
+static cl::opt<int64_t> decodeWorkgroups(
+    "decode-workgroups",
+    cl::desc("uq.decode_attention's partition rule: the partial workgroups "
+             "(partitions x KV heads x sequences) a launch aims at"),
+    cl::init(1024), cl::cat(category));
 static cl::opt<int64_t> wavesPerSimd(
     "waves-per-simd",
     cl::desc("Occupancy the register allocator aims at (waves per SIMD, "
@@ -101,6 +117,9 @@ int main(int argc, char **argv) {
   options.wavesPerSimd = wavesPerSimd;
   options.prefillWaves = prefillWaves;
   options.prefillRows = prefillRows;
+  options.maxPartitionTokens = maxPartitionTokens;
+  options.minPartitionTokens = minPartitionTokens;
+  options.decodeWorkgroups = decodeWorkgroups;
   auto result = uq::compileSource((*input)->getBuffer(),
                                   inputFile == "-" ? std::string("<stdin>")
                                                    : std::string(inputFile),

@@ -117,10 +117,11 @@ int main(int argc, char **argv) {
                   "cache, compiled for gfx950 and run in the emulator\n";
   llvm::outs() << llvm::formatv(
       "  problem: {0} seq(s), {1} query heads / {2} KV heads (GQA {3}), "
-      "head_dim {4}, block size {5}, {6} partition(s) of {7} tokens{8}\n",
+      "head_dim {4}, block size {5}, {6} partition(s) (the compiler's "
+      "partition rule){7}\n",
       pb.seqLens.size(), pb.numQHeads, pb.numKVHeads,
       pb.numQHeads / pb.numKVHeads, pb.headDim, pb.blockSize, r.numPartitions,
-      pb.partitionSize, pb.sinks ? ", sinks" : "");
+      pb.sinks ? ", sinks" : "");
   if (pb.gpuCacheWrite)
     llvm::outs() << llvm::formatv(
         "  cache write (GPU kernel): {0} of {1} cache bytes differ from the "

@@ -44,6 +44,10 @@ KernelConfig configOf(const LadderOptions &o, const LadderShape &s,
   c.numQHeads = s.gqa * s.kvHeads;
   c.blockSize = o.blockSize;
   c.partitionSize = o.partitionSize;
+  c.maxPartitionTokens = o.maxPartitionTokens;
+  c.minPartitionTokens = o.minPartitionTokens;
+  c.decodeWorkgroups = o.decodeWorkgroups;
+  c.headMajor = o.headMajor;
   c.hbmTraffic = o.hbmTraffic;
   return c;
 }
@@ -247,11 +251,17 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
   os << llvm::formatv(
       "kernels: compiled once per (format, head dim, GQA) by uq with "
       "run-time sizes (convert-uq-to-wave -> lane layouts -> ROCDL -> gfx950), "
-      "reused for every batch and context; block size {0}, partition {1} "
-      "tokens, bf16 queries, f32 output{2}\n",
-      o.blockSize, o.partitionSize,
+      "reused for every batch and context; block size {0}, partitions per "
+      "launch by the compiler's rule (at most {1} tokens, at least {3}, "
+      "aiming at {4} partial workgroups; one partition: the single-pass "
+      "kernel, no merge), {5} cache layout, bf16 queries, f32 "
+      "output{2}\n",
+      o.blockSize, o.maxPartitionTokens,
       o.vScaleE4M3 ? "; uq4 values with E4M3 group scales (--v-scale-e4m3)"
-                   : "");
+                   : "",
+      o.minPartitionTokens, o.decodeWorkgroups,
+      o.headMajor ? "head-major ([blocks, KV heads, block_size, slot])"
+                  : "token-major ([blocks, block_size, KV heads, slot])");
   os << llvm::formatv(
       "HBM floor: the step's KV-cache bytes (tokens x KV heads x slot bytes; "
       "at D=128: bf16 512, fp8 256, uq4 136) / {0} TB/s, the model's "
@@ -279,6 +289,10 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
   doc["hbm_achievable_tb_s"] = tp.hbmAchievableTBs;
   doc["block_size"] = o.blockSize;
   doc["partition_size"] = o.partitionSize;
+  doc["max_partition_tokens"] = o.maxPartitionTokens;
+  doc["min_partition_tokens"] = o.minPartitionTokens;
+  doc["decode_workgroups"] = o.decodeWorkgroups;
+  doc["cache_layout"] = o.headMajor ? "head-major" : "token-major";
   doc["sampling"] = llvm::formatv(kSamplingText, o.samples).str();
 
   os << "\ncompiling:\n";
@@ -356,8 +370,8 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
                                llvm::StringRef(l.kernel).rsplit('_').second,
                                l.estimateMicroseconds(), l.boundMicroseconds(),
                                shortResource(l.boundResource));
-          b += llvm::formatv(" | HBM {0:f0} B/token/head",
-                             p.partialHbmBytesPerTokenHead);
+          b += llvm::formatv(" | HBM {0:f0} B/token/head | P {1}",
+                             p.partialHbmBytesPerTokenHead, p.numPartitions);
           breakdown.push_back(b);
         }
         line += "       ";
@@ -485,6 +499,7 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
           {"gqa", s.gqa},
           {"block_size", o.blockSize},
           {"partition_size", o.partitionSize},
+          {"cache_layout", o.headMajor ? "head-major" : "token-major"},
           {"points", std::move(pts)}});
     }
   }

@@ -33,6 +33,11 @@ struct LadderOptions {
   std::vector<KVCacheKind> formats = {KVCacheKind::BF16, KVCacheKind::FP8,
                                       KVCacheKind::UltraQuant};
   int64_t blockSize = 16, partitionSize = 256;
+  /// The decode's partition rule (DecodePartitions.h).
+  int64_t maxPartitionTokens = 2048, minPartitionTokens = 64,
+          decodeWorkgroups = 1024;
+  /// The cache in #uq.cache_layout<head_major> (--cache-layout).
+  bool headMajor = false;
   /// The uq4 kernels with E4M3 value scales (--v-scale-e4m3).
   bool vScaleE4M3 = false;
   /// How the timing model counts HBM traffic (--hbm-traffic).

@@ -23,6 +23,7 @@
 
 #include "StepTiming.h"
 
+#include "uq/Conversion/DecodePartitions.h"
 #include "uq/Emulator/KernelsJson.h"
 #include "uq/Reference/Reference.h"
 
@@ -148,6 +149,12 @@ struct StepPredictor::Impl {
   }
 };
 
+int64_t KernelConfig::partitions(int64_t numSeqs, int64_t capacity) const {
+  return decodePartitionCount({maxPartitionTokens, minPartitionTokens,
+                               decodeWorkgroups},
+                              numSeqs, numKVHeads, capacity);
+}
+
 StepPredictor::StepPredictor() : impl(std::make_unique<Impl>()) {}
 StepPredictor::~StepPredictor() = default;
 const KernelConfig &StepPredictor::config() const { return impl->cfg; }
@@ -170,6 +177,10 @@ StepPredictor::create(const KernelConfig &cfg) {
   pb.headDim = cfg.headDim;
   pb.blockSize = cfg.blockSize;
   pb.partitionSize = cfg.partitionSize;
+  pb.maxPartitionTokens = cfg.maxPartitionTokens;
+  pb.minPartitionTokens = cfg.minPartitionTokens;
+  pb.decodeWorkgroups = cfg.decodeWorkgroups;
+  pb.headMajor = cfg.headMajor;
   pb.format = cfg.format;
   pb.vScaleE4M3 = cfg.vScaleE4M3;
   pb.dynamicShapes = true;
@@ -198,7 +209,8 @@ StepPredictor::create(const KernelConfig &cfg) {
   if (!kernels)
     return kernels.takeError();
   I.kernels = std::move(*kernels);
-  for (const char *k : {"decode_0_query", "decode_0_partial", "decode_0_merge"})
+  for (const char *k : {"decode_0_query", "decode_0_partial", "decode_0_merge",
+                        "decode_0_single"})
     if (!I.describe(k))
       return makeError(llvm::Twine("the compiled decode has no kernel ") + k);
   return sp;
@@ -241,7 +253,8 @@ struct StepPredictor::Traced {
 
 llvm::Expected<StepPredictor::Traced>
 StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
-                     bool sample, unsigned fullSamples) const {
+                     int64_t numPartitions, bool sample,
+                     unsigned fullSamples) const {
   const Impl &I = *impl;
   const KernelConfig &c = I.cfg;
   const double t0 = now();
@@ -253,12 +266,14 @@ StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
     if (l < 0)
       return makeError("sequence lengths must be >= 0");
   const int64_t hq = c.numQHeads, hkv = c.numKVHeads, d = c.headDim,
-                bs = c.blockSize, psize = c.partitionSize;
+                bs = c.blockSize;
   Traced tr;
   tr.emuLens.assign(emuLens.begin(), emuLens.end());
   const int64_t Se = emuLens.size();
   const int64_t maxBlocks = std::max<int64_t>(1, (maxLen + bs - 1) / bs);
-  const int64_t P = std::max<int64_t>(1, (maxBlocks * bs + psize - 1) / psize);
+  const int64_t P = std::max<int64_t>(1, numPartitions);
+  // One partition: the single-pass kernel, no merge (the host code's rule).
+  const bool single = P == 1;
   tr.maxBlocks = maxBlocks;
   tr.numPartitions = P;
 
@@ -282,7 +297,7 @@ StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
 
   // Cache contents: every slot of every block holds reference-quantized
   // random rows.
-  ref::CacheGeometry geom{numBlocks, bs, hkv, d, I.slotBytes};
+  ref::CacheGeometry geom{numBlocks, bs, hkv, d, I.slotBytes, c.headMajor};
   // Refuse a step whose emulated buffers would not fit in memory (the
   // split-K workspaces grow with context x query heads) before allocating.
   {
@@ -396,16 +411,19 @@ StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
       return std::move(err);
   }
   // Partial: grid (P, Hkv, num_seqs); partitions grouped by their tokens
-  // (the kernel's rule: partition p covers [p * size, (p + 1) * size), the
-  // last one also the rest).
+  // (the kernel's rule: partition p covers [p * span, (p + 1) * span),
+  // span = tile * ceil(len / (tile * P))). The single-pass kernel: grid
+  // (1, Hkv, num_seqs), the same grouping with P = 1.
   {
+    const int64_t tile = 32;
     Samples s;
     for (int64_t e = 0; e < Se; ++e) {
       const int64_t len = std::min<int64_t>(emuLens[e], maxBlocks * bs);
+      const int64_t span = tile * ((len + tile * P - 1) / (tile * P));
       std::map<int64_t, std::vector<int64_t>> groups; // tokens -> partitions
       for (int64_t p = 0; p < P; ++p) {
-        int64_t start = p * psize;
-        int64_t end = p == P - 1 ? len : std::min(len, start + psize);
+        int64_t start = p * span;
+        int64_t end = std::min(len, start + span);
         groups[std::max<int64_t>(end - start, 0)].push_back(p);
       }
       for (auto &[tokens, parts] : groups) {
@@ -430,11 +448,12 @@ StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
         }
       }
     }
-    if (llvm::Error err = run("decode_0_partial", s, !sample))
+    if (llvm::Error err =
+            run(single ? "decode_0_single" : "decode_0_partial", s, !sample))
       return std::move(err);
   }
   // Merge: grid (Hq, num_seqs).
-  {
+  if (!single) {
     Samples s;
     for (int64_t e = 0; e < Se; ++e) {
       if (!sample) {
@@ -542,22 +561,29 @@ StepPredictor::estimate(const Traced &tr, llvm::ArrayRef<uint64_t> mult,
   out.sequences = S;
   out.numPartitions = tr.numPartitions;
   out.totalTokens = totalTokens;
-  const uint64_t totals[] = {S * c.numQHeads,
-                             uint64_t(tr.numPartitions) * c.numKVHeads * S,
-                             S * c.numQHeads, S * c.numKVHeads * 2};
+  auto totalOf = [&](llvm::StringRef kernel) -> uint64_t {
+    if (kernel.ends_with("_query") || kernel.ends_with("_merge"))
+      return S * c.numQHeads;
+    if (kernel.ends_with("_partial"))
+      return uint64_t(tr.numPartitions) * c.numKVHeads * S;
+    if (kernel.ends_with("_single"))
+      return uint64_t(c.numKVHeads) * S;
+    return S * c.numKVHeads * 2; // the cache write
+  };
   std::vector<emu::LaunchEstimate> launches;
   for (auto [i, tl] : llvm::enumerate(tr.launches)) {
+    const uint64_t total = totalOf(tl.name);
     auto info = I.codeObject->findKernel(tl.name);
     if (!info)
       return info.takeError();
     std::vector<double> w;
     for (auto [cls, uw] : llvm::zip(tl.cls, tl.unitWeight))
       w.push_back(uw * mult[cls]);
-    auto est = emu::predictLaunch(**info, tl.profiles, totals[i], w,
+    auto est = emu::predictLaunch(**info, tl.profiles, total, w,
                                   /*dynamicLds=*/0, c.params());
     if (!est)
       return est.takeError();
-    out.sampling.push_back({tl.name, totals[i], tl.profiles.size()});
+    out.sampling.push_back({tl.name, total, tl.profiles.size()});
     launches.push_back(std::move(*est));
   }
   out.cacheWrite = launches.back();
@@ -600,7 +626,10 @@ StepPredictor::predict(llvm::ArrayRef<int32_t> seqLens, bool sample,
     mult.assign(seqLens.size(), 1);
   }
   int32_t maxLen = *std::max_element(seqLens.begin(), seqLens.end());
-  auto tr = trace(emuLens, maxLen, sample, fullSamples);
+  const int64_t bs = impl->cfg.blockSize;
+  const int64_t parts = impl->cfg.partitions(
+      seqLens.size(), std::max<int64_t>(1, (maxLen + bs - 1) / bs) * bs);
+  auto tr = trace(emuLens, maxLen, parts, sample, fullSamples);
   if (!tr)
     return tr.takeError();
   return estimate(*tr, mult, tokens);
@@ -609,14 +638,24 @@ StepPredictor::predict(llvm::ArrayRef<int32_t> seqLens, bool sample,
 llvm::Expected<std::vector<StepPrediction>>
 StepPredictor::predictUniform(int32_t seqLen, llvm::ArrayRef<uint64_t> batches,
                               unsigned fullSamples) const {
-  auto tr = trace({seqLen}, seqLen, /*sample=*/true, fullSamples);
-  if (!tr)
-    return tr.takeError();
+  // One trace per partition count the batches' rule gives.
+  const int64_t bs = impl->cfg.blockSize;
+  const int64_t capacity =
+      std::max<int64_t>(1, (int64_t(seqLen) + bs - 1) / bs) * bs;
+  std::map<int64_t, Traced> traced;
   std::vector<StepPrediction> out;
   for (uint64_t b : batches) {
     if (b == 0)
       return makeError("a batch of 0 sequences");
-    auto p = estimate(*tr, {b}, b * uint64_t(std::max(seqLen, 0)));
+    const int64_t parts = impl->cfg.partitions(int64_t(b), capacity);
+    auto it = traced.find(parts);
+    if (it == traced.end()) {
+      auto tr = trace({seqLen}, seqLen, parts, /*sample=*/true, fullSamples);
+      if (!tr)
+        return tr.takeError();
+      it = traced.emplace(parts, std::move(*tr)).first;
+    }
+    auto p = estimate(it->second, {b}, b * uint64_t(std::max(seqLen, 0)));
     if (!p)
       return p.takeError();
     out.push_back(std::move(*p));

@@ -35,6 +35,16 @@ struct KernelConfig {
   int64_t numKVHeads = 8;
   int64_t blockSize = 16;
   int64_t partitionSize = 256;
+  /// uq.decode_attention's partition rule (uq-compile
+  /// --max-partition-tokens, --min-partition-tokens, --decode-workgroups).
+  int64_t maxPartitionTokens = 2048;
+  int64_t minPartitionTokens = 64;
+  int64_t decodeWorkgroups = 1024;
+  /// The cache in #uq.cache_layout<head_major> (--cache-layout=head-major).
+  bool headMajor = false;
+  /// Partitions the compiled host code picks for \p numSeqs sequences whose
+  /// block tables hold \p capacity tokens.
+  int64_t partitions(int64_t numSeqs, int64_t capacity) const;
   /// How the timing model counts HBM traffic (--hbm-traffic).
   emu::TimingParams::HbmTraffic hbmTraffic =
       emu::TimingParams::HbmTraffic::Lines;
@@ -55,7 +65,8 @@ struct LaunchSampling {
 
 /// The prediction of one step.
 struct StepPrediction {
-  emu::StepEstimate step;          ///< query, partial, merge (model).
+  /// query, partial, merge (model); query, single with one partition.
+  emu::StepEstimate step;
   /// The cache write of the step's new tokens (one per sequence).
   emu::LaunchEstimate cacheWrite;
   /// query, partial, merge, cache write.
@@ -110,7 +121,8 @@ private:
   /// Emulates the batch \p emuLens (block-table width for \p maxLen
   /// tokens), sampled or whole, tracing every launch.
   llvm::Expected<Traced> trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
-                               bool sample, unsigned fullSamples) const;
+                               int64_t numPartitions, bool sample,
+                               unsigned fullSamples) const;
   /// The prediction when emulated sequence e stands for mult[e] sequences.
   llvm::Expected<StepPrediction> estimate(const Traced &tr,
                                           llvm::ArrayRef<uint64_t> mult,

@@ -44,9 +44,37 @@ static cl::opt<int64_t> blockSize("block-size", cl::desc("Cache block size"),
                                   cl::init(16), cl::cat(category));
 static cl::opt<int32_t> seqLen("seq-len", cl::desc("Tokens of the sequence"),
                                cl::init(32768), cl::cat(category));
-static cl::opt<int64_t> partitionSize("partition-size",
-                                      cl::desc("Split-K partition size"),
-                                      cl::init(256), cl::cat(category));
+static cl::opt<int64_t> partitionSize(
+    "partition-size",
+    cl::desc("Split-K partition size (--prefill; the single-kernel report's "
+             "decode uses the partition rule below)"),
+    cl::init(256), cl::cat(category));
+enum class CacheLayoutOpt { TokenMajor, HeadMajor };
+static cl::opt<CacheLayoutOpt> cacheLayout(
+    "cache-layout",
+    cl::desc("Physical order of the paged cache (--ladder, --table)"),
+    cl::values(clEnumValN(CacheLayoutOpt::TokenMajor, "token-major",
+                          "[blocks, block_size, KV heads, slot]: vLLM's "
+                          "default, #uq.cache_layout<vllm_slot> (default)"),
+               clEnumValN(CacheLayoutOpt::HeadMajor, "head-major",
+                          "[blocks, KV heads, block_size, slot]: vLLM's "
+                          "LBHNC, #uq.cache_layout<head_major>")),
+    cl::init(CacheLayoutOpt::TokenMajor), cl::cat(category));
+static cl::opt<int64_t> maxPartitionTokens(
+    "max-partition-tokens",
+    cl::desc("The decode's partition rule: the most tokens per partition "
+             "(uq-compile --max-partition-tokens; a multiple of 32)"),
+    cl::init(2048), cl::cat(category));
+static cl::opt<int64_t> minPartitionTokens(
+    "min-partition-tokens",
+    cl::desc("The decode's partition rule: the fewest tokens per partition "
+             "(uq-compile --min-partition-tokens; a multiple of 32)"),
+    cl::init(64), cl::cat(category));
+static cl::opt<int64_t> decodeWorkgroups(
+    "decode-workgroups",
+    cl::desc("The decode's partition rule: partial workgroups a launch aims "
+             "at (uq-compile --decode-workgroups)"),
+    cl::init(1024), cl::cat(category));
 static cl::opt<uq::KVCacheKind> format(
     "format", cl::desc("KV-cache format"),
     cl::values(clEnumValN(uq::KVCacheKind::UltraQuant, "uq4",
@@ -101,6 +129,14 @@ static cl::list<uint64_t> batchesOpt(
     "batches",
     cl::desc("Sequences per step (default for --ladder: 1,16,64; for "
              "--table: 1,2,4,8,16,32,64,128,256,512)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::list<uq::KVCacheKind> formatsOpt(
+    "formats",
+    cl::desc("--ladder/--table: the formats compiled (default bf16,fp8,uq4; "
+             "the ratio columns need uq4 and the other format)"),
+    cl::values(clEnumValN(uq::KVCacheKind::BF16, "bf16", "bf16"),
+               clEnumValN(uq::KVCacheKind::FP8, "fp8", "FP8 E4M3"),
+               clEnumValN(uq::KVCacheKind::UltraQuant, "uq4", "UltraQuant")),
     cl::CommaSeparated, cl::cat(ladderCat));
 static cl::opt<unsigned> samplesOpt(
     "samples",
@@ -197,8 +233,18 @@ static int runLadderOrTable(int argc, char **argv) {
     return 1;
   }
   o.samples = samplesOpt;
+  if (!formatsOpt.empty()) {
+    o.formats.clear();
+    for (uq::KVCacheKind f : formatsOpt)
+      if (llvm::find(o.formats, f) == o.formats.end())
+        o.formats.push_back(f);
+  }
   o.blockSize = blockSize;
   o.partitionSize = partitionSize;
+  o.maxPartitionTokens = maxPartitionTokens;
+  o.minPartitionTokens = minPartitionTokens;
+  o.decodeWorkgroups = decodeWorkgroups;
+  o.headMajor = cacheLayout == CacheLayoutOpt::HeadMajor;
   o.hbmTraffic = hbmTraffic;
   o.vScaleE4M3 = vScaleE4M3;
   o.jsonPath = jsonPath;

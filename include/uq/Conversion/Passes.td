@@ -112,8 +112,21 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
   ];
   let options = [
     Option<"partitionSize", "partition-size", "int64_t", /*default=*/"256",
-           "Tokens per split-K partition of decode attention (a positive "
-           "multiple of tile-tokens)">,
+           "Tokens per split-K partition of uq.decode_attention_partial and "
+           "uq.paged_attention (a positive multiple of tile-tokens)">,
+    Option<"maxPartitionTokens", "max-partition-tokens", "int64_t",
+           /*default=*/"2048",
+           "uq.decode_attention's partition rule: the most tokens one "
+           "partition takes (a positive multiple of tile-tokens)">,
+    Option<"minPartitionTokens", "min-partition-tokens", "int64_t",
+           /*default=*/"64",
+           "uq.decode_attention's partition rule: the fewest tokens a "
+           "partition is given to fill the GPU (a positive multiple of "
+           "tile-tokens, at most partition-size)">,
+    Option<"decodeWorkgroups", "decode-workgroups", "int64_t",
+           /*default=*/"1024",
+           "uq.decode_attention's partition rule: the partial workgroups a "
+           "launch aims at (partitions x KV heads x sequences)">,
     Option<"tileTokens", "tile-tokens", "int64_t", /*default=*/"32",
            "Keys per iteration of the attention kernels' key loop">,
     Option<"prefillWaves", "prefill-waves", "int64_t", /*default=*/"4",

@@ -25,6 +25,10 @@ struct GPUPipelineOptions {
   int64_t prefillWaves = 4;
   /// MFMA rows per wave of the paged-attention prefill kernel.
   int64_t prefillRows = 16;
+  /// uq.decode_attention's partition rule (DecodePartitions.h).
+  int64_t maxPartitionTokens = 2048;
+  int64_t minPartitionTokens = 64;
+  int64_t decodeWorkgroups = 1024;
 };
 
 /// Stage 1 (tiling): uq ops -> wave-level gpu.func kernels (whole-wave

@@ -275,6 +275,11 @@ struct CacheGeometry {
   int64_t numKvHeads;
   int64_t headDim;
   int64_t slotBytes;
+  /// Physical order of a block: false (vLLM's default, token-major)
+  /// `[num_blocks, block_size, num_kv_heads, slot]`; true (head-major, vLLM's
+  /// LBHNC order) `[num_blocks, num_kv_heads, block_size, slot]`, where the
+  /// block_size slots of one head are contiguous.
+  bool headMajor = false;
 };
 
 /// The unpadded slot size for key format \p kf and value format \p vf at

@@ -70,9 +70,14 @@ struct CompileOptions {
   /// Waves per workgroup of the paged-attention prefill kernel (1, 2, 4
   /// or 8).
   int64_t prefillWaves = 4;
-  /// MFMA rows per wave of the paged-attention prefill kernel (16, 32 or
-  /// 64).
+  /// MFMA rows per wave of the paged-attention prefill kernel (16 or 32).
   int64_t prefillRows = 16;
+  /// uq.decode_attention's partition rule (uq/Conversion/DecodePartitions.h,
+  /// docs/uq-compile.md): the most and the fewest tokens per partition and
+  /// the partial workgroups a launch aims at.
+  int64_t maxPartitionTokens = 2048;
+  int64_t minPartitionTokens = 64;
+  int64_t decodeWorkgroups = 1024;
 };
 
 /// Result of a compilation: `output` holds text for textual stages and the

@@ -51,6 +51,11 @@ struct AttentionProblem {
   std::vector<int32_t> seqLens = {1000};
   bool sinks = false;
   int64_t partitionSize = 256;
+  /// uq.decode_attention's partition rule (uq-compile
+  /// --max-partition-tokens, --min-partition-tokens, --decode-workgroups).
+  int64_t maxPartitionTokens = 2048;
+  int64_t minPartitionTokens = 64;
+  int64_t decodeWorkgroups = 1024;
   /// Waves per workgroup of the paged-attention prefill kernel
   /// (uq-compile --prefill-waves; paged problems only).
   int64_t prefillWaves = 4;
@@ -62,6 +67,10 @@ struct AttentionProblem {
   /// Element type of the attention result: f32, bf16 or f16.
   std::string outType = "f32";
   KVCacheKind format = KVCacheKind::UltraQuant;
+  /// The cache in #uq.cache_layout<head_major> ([blocks, KV heads,
+  /// block_size, slot], vLLM's LBHNC order) instead of the token-major
+  /// vllm_slot layout; the reference writes and reads the same order.
+  bool headMajor = false;
   /// Write the cache with the GPU cache-write kernel (and compare its bytes
   /// with the reference's) instead of the reference's cacheWrite.
   bool gpuCacheWrite = true;
@@ -116,9 +125,14 @@ struct AttentionProblem {
   /// unwritten blocks to) this many blocks; -1 = the paging's. 0 = an
   /// empty cache buffer. Needs dynamicShapes unless equal to the paging's.
   int64_t decodeNumBlocks = -1;
-  /// num_partitions of the decode; 0 = ceil(max_blocks * block_size /
-  /// partitionSize) (fewer is legal: the last partition covers the rest).
+  /// num_partitions of the decode; 0 = the compiler's rule
+  /// (uq::decodePartitionCount with maxPartitionTokens, minPartitionTokens
+  /// and decodeWorkgroups; any count >= 1 is legal).
   int64_t numPartitions = 0;
+  /// With one partition, run the single-pass kernel (decode_0_single, no
+  /// merge) as the compiled host code does; false: the partial and merge
+  /// kernels with one partition.
+  bool singlePass = true;
   /// Workgroups added to every dimension of every launch's grid beyond the
   /// JSON's grid rule (they must do nothing).
   std::array<uint32_t, 3> extraGrid = {0, 0, 0};

@@ -596,12 +596,15 @@ public:
   /// byte \p codeOff and its scales at \p scaleOff of the slot.
   Value decodeCacheElement(ScalarEmitter &es, Value cache, Value blk, Value off,
                            Value head, Value i, KVFormatAttr format,
-                           int64_t codeOff, int64_t scaleOff) {
+                           int64_t codeOff, int64_t scaleOff, bool headMajor) {
     OpBuilder &nb = es.builder();
     Location l = es.location();
     auto byteAt = [&](Value pos) -> Value {
-      Value v = tensor::ExtractOp::create(nb, l, cache,
-                                          ValueRange{blk, off, head, pos});
+      // Token-major [blocks, bs, H, slot] or head-major [blocks, H, bs, slot].
+      Value v = tensor::ExtractOp::create(
+          nb, l, cache,
+          headMajor ? ValueRange{blk, head, off, pos}
+                    : ValueRange{blk, off, head, pos});
       return arith::ExtUIOp::create(nb, l, nb.getI32Type(), v);
     };
     auto plus = [&](Value a, int64_t c) -> Value {
@@ -649,6 +652,8 @@ public:
     KVFormatAttr kFormat, vFormat;
     int64_t headDim, numKV, group, blockSize;
     int64_t kScaleOff, vCodeOff, vScaleOff;
+    /// #uq.cache_layout<head_major>: [blocks, H, bs, slot].
+    bool headMajor = false;
     Value numBlocks, capacity; // index
     float scale;
   };
@@ -665,6 +670,7 @@ public:
     a.group = op.getGroupSize();
     a.blockSize = op.getBlockSize();
     CacheLayoutAttr layout = op.getLayout();
+    a.headMajor = layout.getKind() == LayoutKind::head_major;
     a.kScaleOff = layout.getKeyScaleOffset(a.headDim, a.kFormat);
     a.vCodeOff = layout.getValueCodeOffset(a.headDim, a.kFormat);
     a.vScaleOff = layout.getValueScaleOffset(a.headDim, a.kFormat, a.vFormat);
@@ -791,7 +797,7 @@ public:
               nb, l, blk,
               arith::SubIOp::create(nb, l, a.numBlocks, es.index(1)));
           Value v = decodeCacheElement(es, a.cache, blk, off, h, i, format,
-                                       codeOff, scaleOff);
+                                       codeOff, scaleOff, a.headMajor);
           if (!mean)
             return v;
           // The channel mean the cache write subtracted (coded domain).
@@ -1136,8 +1142,9 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
     Value key = op.getKey(), value = op.getValue();
     int64_t heads = Lowering::staticDim(key, 1);
     int64_t dd = Lowering::staticDim(key, 2);
-    int64_t bs = op.getCacheType().getDimSize(1);
     CacheLayoutAttr layout = op.getLayout();
+    int64_t bs = op.getCacheType().getDimSize(layout.getBlockSizeDim());
+    const bool headMajor = layout.getKind() == LayoutKind::head_major;
     KVFormatAttr kf = op.getKFormat(), vf = op.getVFormat();
     // Channel means: the rows coded are x - mean[h] (f32).
     if (Value m = op.getKMean())
@@ -1231,8 +1238,14 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
                     slotRows,
                     RankedTensorType::get({heads, need}, tb.getI8Type()),
                     {t, z, z}, {one, h, w});
-                Value cache = th.copyInto(row, iter[0], {blk, off, z, z},
-                                          {one, one, h, w});
+                // The token's H slots: contiguous in token-major order, one
+                // per head's run of the block in head-major order.
+                Value cache =
+                    headMajor
+                        ? th.copyInto(row, iter[0], {blk, z, off, z},
+                                      {one, h, one, w})
+                        : th.copyInto(row, iter[0], {blk, off, z, z},
+                                      {one, one, h, w});
                 scf::YieldOp::create(tb, tl, cache);
               },
               [&](OpBuilder &eb, Location el) {

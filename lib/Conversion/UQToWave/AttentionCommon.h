@@ -426,7 +426,9 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
 
 /// The byte offsets in the cache of the slots of the \p t tokens of the
 /// tile starting at \p t0 (aligned to t) for KV head \p kvh: entry i is
-/// ((block(t0 + i) * bs + (t0 + i) % bs) * hkv + kvh) * sb, the block id
+/// ((block(t0 + i) * bs + (t0 + i) % bs) * hkv + kvh) * sb (token-major),
+/// ((block(t0 + i) * hkv + kvh) * bs + (t0 + i) % bs) * sb (\p headMajor:
+/// #uq.cache_layout<head_major>, the bs slots of a head contiguous), the block id
 /// clamped into [0, maxBlock] (an i32). When the tile spans at most 4
 /// blocks (t % bs == 0, bs >= t / 4) or lies in one (bs % t == 0), the
 /// table is read with one uniform (scalar) load per block and each block's
@@ -437,16 +439,23 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
 inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
                        Value end, int64_t bs, int64_t t, Value tok,
                        Value valid, Value maxBlock, Value kvh, int64_t hkv,
-                       int64_t sb) {
+                       int64_t sb, bool headMajor = false) {
   OpBuilder &b = w.b;
   Location loc = w.loc;
   bool oneBlock = bs % t == 0;
   if (!oneBlock && !(t % bs == 0 && t / bs <= 4)) {
     Value bsv = w.splat(w.idx(bs), {t});
+    Value hv = w.splat(w.idx(hkv), {t});
     Value blk = blockIdsOfTile(w, tables, tableRow, t0, end, bs, t, tok, valid,
                                maxBlock);
-    Value slot = w.add(w.mul(blk, bsv), w.remu(tok, bsv));
-    slot = w.add(w.mul(slot, w.splat(w.idx(hkv), {t})), w.splat(kvh, {t}));
+    Value slot;
+    if (headMajor) {
+      slot = w.add(w.mul(blk, hv), w.splat(kvh, {t}));
+      slot = w.add(w.mul(slot, bsv), w.remu(tok, bsv));
+    } else {
+      slot = w.add(w.mul(blk, bsv), w.remu(tok, bsv));
+      slot = w.add(w.mul(slot, hv), w.splat(kvh, {t}));
+    }
     return w.mul(slot, w.splat(w.idx(sb), {t}));
   }
   Value zero32 = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
@@ -454,7 +463,9 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
   int64_t nb = oneBlock ? 1 : t / bs;
   // Per token: its place in its block (the same in every tile).
   Value pos = oneBlock ? w.step(t) : w.remu(w.step(t), w.splat(w.idx(bs), {t}));
-  Value within = w.mul(pos, w.splat(w.idx(hkv * sb), {t}));
+  // Bytes between consecutive tokens of a block: hkv slots (token-major),
+  // one slot (head-major).
+  Value within = w.mul(pos, w.splat(w.idx(headMajor ? sb : hkv * sb), {t}));
   Value blockOf = nb > 1 ? w.divu(w.step(t), w.splat(w.idx(bs), {t})) : Value();
   Value slots;
   for (int64_t i = 0; i < nb; ++i) {
@@ -465,9 +476,15 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
     Value idx = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), id);
     // The tile's first token in this block (one block: t0 % bs).
     Value start = oneBlock ? w.remu(t0, w.idx(bs)) : w.idx(0);
-    Value base = w.mul(
-        w.add(w.mul(w.add(w.mul(idx, w.idx(bs)), start), w.idx(hkv)), kvh),
-        w.idx(sb));
+    Value base =
+        headMajor
+            ? w.mul(w.add(w.mul(w.add(w.mul(idx, w.idx(hkv)), kvh), w.idx(bs)),
+                          start),
+                    w.idx(sb))
+            : w.mul(w.add(w.mul(w.add(w.mul(idx, w.idx(bs)), start),
+                                w.idx(hkv)),
+                          kvh),
+                    w.idx(sb));
     Value splat = w.splat(base, {t});
     slots = i == 0 ? splat
                    : w.select(w.cmp(CmpIPredicate::eq, blockOf,

@@ -196,8 +196,11 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
       {"slot_mapping", "global_buffer", "i64", {"num_tokens"}, "read",
        "cache slot of each token (block * block_size + offset); negative or "
        "past the cache = skip"},
-      {"cache", "global_buffer", "u8", {"num_blocks", bs, hkv, sb},
-       "read_write", "paged KV cache, updated in place"},
+      {"cache", "global_buffer", "u8", cacheShape(cfg.layout, bs, hkv, sb),
+       "read_write",
+       std::string("paged KV cache (") +
+           (isHeadMajor(cfg.layout) ? "head-major" : "token-major") +
+           "), updated in place"},
       {"num_tokens", "by_value", "i32", {}, "value", "number of new tokens"},
       {"num_blocks", "by_value", "i32", {}, "value", "blocks in the cache"}};
   addMeanArgs(cfg, spec);
@@ -238,7 +241,17 @@ gpu::GPUFuncOp uq::wave::buildCacheWriteKernel(OpBuilder &b, Location loc,
   auto guard = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
   b.setInsertionPointToStart(guard.thenBlock());
   Value slot = w.toIndex(slot64);
-  Value slotByte = w.mul(w.add(w.mul(slot, w.idx(hkv)), head), w.idx(sb));
+  // Token-major: (slot * hkv + head) * sb; head-major: ((slot / bs * hkv +
+  // head) * bs + slot % bs) * sb.
+  Value slotByte =
+      isHeadMajor(cfg.layout)
+          ? w.mul(w.add(w.mul(w.add(w.mul(w.divu(slot, w.idx(bs)),
+                                          w.idx(hkv)),
+                                    head),
+                              w.idx(bs)),
+                        w.remu(slot, w.idx(bs))),
+                  w.idx(sb))
+          : w.mul(w.add(w.mul(slot, w.idx(hkv)), head), w.idx(sb));
   Value rowAt = w.mul(w.add(w.mul(tok, w.idx(hkv)), head), w.idx(d));
   auto side = [&](bool key) {
     Value src = f.getArgument(key ? 0 : 1);

@@ -26,6 +26,19 @@ namespace uq::wave {
 /// for QK, the 16x16x32 one for PV.
 inline constexpr const gfx950::Intrinsic &kQKMfma = gfx950::kScaled16x16x128;
 inline constexpr const gfx950::Intrinsic &kPVMfma = gfx950::k16x16x32;
+/// The kernel JSON's shape of a paged cache in \p layout: [num_blocks,
+/// bs, hkv, sb] (token-major) or [num_blocks, hkv, bs, sb] (head-major).
+inline llvm::SmallVector<Dim> cacheShape(CacheLayoutAttr layout, int64_t bs,
+                                         int64_t hkv, int64_t sb) {
+  if (layout && layout.getKind() == LayoutKind::head_major)
+    return {Dim("num_blocks"), Dim(hkv), Dim(bs), Dim(sb)};
+  return {Dim("num_blocks"), Dim(bs), Dim(hkv), Dim(sb)};
+}
+/// Whether the cache is #uq.cache_layout<head_major>.
+inline bool isHeadMajor(CacheLayoutAttr layout) {
+  return layout && layout.getKind() == LayoutKind::head_major;
+}
+
 /// Query rows per MFMA tile: one KV head's GQA group fills them.
 constexpr int64_t kRows = kQKMfma.m;
 /// K of one scaled MFMA: the query/key tiles are padded to it.
@@ -40,8 +53,25 @@ struct AttentionConfig {
   KVFormatAttr kFormat, vFormat;
   CacheLayoutAttr layout;
   float softmaxScale = 1.0f;
-  /// Tokens per split-K partition (a multiple of tileTokens).
+  /// Tokens per split-K partition (a multiple of tileTokens); not used with
+  /// spreadPartitions.
   int64_t partitionSize = 256;
+  /// uq.decode_attention: partition p of a sequence of `len` tokens covers
+  /// [p * span, (p + 1) * span) with span = tileTokens * ceil(len /
+  /// (tileTokens * num_partitions)), so any num_partitions spreads each
+  /// sequence evenly. Otherwise (uq.decode_attention_partial, whose
+  /// partitions the op defines) p covers [p * partitionSize, (p + 1) *
+  /// partitionSize) and the last one also the rest.
+  bool spreadPartitions = false;
+  /// The host's partition-count rule of uq.decode_attention
+  /// (decodePartitionCount): at most maxPartitionTokens and at least
+  /// minPartitionTokens per partition, aiming at targetWorkgroups partial
+  /// workgroups per launch.
+  int64_t maxPartitionTokens = 2048, minPartitionTokens = 64,
+          targetWorkgroups = 1024;
+  /// Partitions the merge kernel reads per step of its loop (all their
+  /// loads in flight at once).
+  int64_t mergeChunk = 32;
   /// Tokens per iteration of the key loop.
   int64_t tileTokens = 32;
   /// Element type of the query input and of the attention result.
@@ -96,6 +126,14 @@ mlir::gpu::GPUFuncOp buildPartialKernel(mlir::OpBuilder &b,
 mlir::gpu::GPUFuncOp buildMergeKernel(mlir::OpBuilder &b, mlir::Location loc,
                                       const AttentionConfig &cfg,
                                       KernelSpec &spec);
+
+/// uq.decode_attention with one partition: the partial kernel's loop with
+/// the merge's epilogue (sinks, rotation back, v_mean, result type), no
+/// partial results: grid (1, num_kv_heads, num_seqs).
+mlir::gpu::GPUFuncOp buildSinglePassKernel(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           const AttentionConfig &cfg,
+                                           KernelSpec &spec);
 
 /// Query tokens per prefill tile: W * R / G (each wave's R MFMA rows are
 /// tokens x the G query heads of one KV head).

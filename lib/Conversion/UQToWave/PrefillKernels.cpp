@@ -74,9 +74,11 @@ void describePrefillKernel(const AttentionConfig &cfg, KernelSpec &spec) {
   spec.args = {
       {"query_prepared", "global_buffer", cfg.queryWorkspaceDtype(),
        {"num_tokens", hq, d}, "read", "the query kernel's output"},
-      {"cache", "global_buffer", "u8", {"num_blocks", bs, hkv, sb}, "read",
-       "paged KV cache, vLLM slot layout [K codes][K scales][V codes][V "
-       "scales]"},
+      {"cache", "global_buffer", "u8", cacheShape(cfg.layout, bs, hkv, sb),
+       "read",
+       std::string("paged KV cache (") +
+           (isHeadMajor(cfg.layout) ? "head-major" : "token-major") +
+           "), vLLM slot layout [K codes][K scales][V codes][V scales]"},
       {"block_tables", "global_buffer", "i32", {"num_seqs", "max_blocks"},
        "read", "cache block of each block_size tokens of a sequence"},
       {"seq_lens", "global_buffer", "i32", {"num_seqs"}, "read",
@@ -421,7 +423,7 @@ void PrefillSteps::keyLoop() {
       arith::IndexCastOp::create(b, loc, b.getI32Type(), maxBlock);
   auto slotsOf = [&](WaveBuilder &lw, Value t0, Value tok, Value valid) {
     return tileSlots(lw, tables, tableRow, t0, end, bs, t, tok, valid,
-                     maxBlock32, kvh, hkv, sb);
+                     maxBlock32, kvh, hkv, sb, isHeadMajor(cfg.layout));
   };
   // This wave's share of the valid tokens of a tile.
   auto mineOf = [&](WaveBuilder &lw, Value valid) {

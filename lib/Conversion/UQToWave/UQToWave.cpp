@@ -18,6 +18,7 @@
 
 #include "Kernels.h"
 
+#include "uq/Conversion/DecodePartitions.h"
 #include "uq/Conversion/Passes.h"
 
 #include <type_traits>
@@ -114,7 +115,8 @@ LogicalResult checkFormats(Operation *op, KVFormatAttr k, KVFormatAttr v,
       return op->emitOpError() << "has no GPU kernel for the " << what
                                << " format " << f << ": " << why;
   }
-  if (layout.getKind() != LayoutKind::vllm_slot)
+  if (layout.getKind() != LayoutKind::vllm_slot &&
+      layout.getKind() != LayoutKind::head_major)
     return op->emitOpError() << "has no GPU kernel for the cache layout "
                              << layout;
   if (headDim != 64 && headDim != 128 && headDim != 256)
@@ -211,6 +213,25 @@ struct Host {
                                              idx(cfg.partitionSize));
     return arith::MaxUIOp::create(b, loc, parts, idx(1));
   }
+  /// uq.decode_attention's rule (decodePartitionCount): max(1, ceil(C /
+  /// max_partition_tokens), min(ceil(target / (S * Hkv)), ceil(C /
+  /// min_partition_tokens))), C = max_blocks * block_size.
+  Value decodePartitions(const AttentionConfig &cfg, Value numSeqs,
+                         Value maxBlocks) {
+    auto ceilDiv = [&](Value x, Value y) {
+      return arith::CeilDivUIOp::create(b, loc, x, y).getResult();
+    };
+    auto umax = [&](Value x, Value y) {
+      return arith::MaxUIOp::create(b, loc, x, y).getResult();
+    };
+    Value capacity = mul(maxBlocks, idx(cfg.blockSize));
+    Value least = ceilDiv(capacity, idx(cfg.maxPartitionTokens));
+    Value rows = umax(mul(numSeqs, idx(cfg.numKVHeads)), idx(1));
+    Value fill = ceilDiv(idx(cfg.targetWorkgroups), rows);
+    Value most = ceilDiv(capacity, idx(cfg.minPartitionTokens));
+    Value spread = arith::MinUIOp::create(b, loc, fill, most);
+    return umax(umax(least, spread), idx(1));
+  }
 
   /// The query kernel's workspaces and launch over \p numRows rows of
   /// [rows, Hq, D] (sequences for decode, tokens for paged attention): the
@@ -260,6 +281,13 @@ struct Host {
     Value out = alloc(resultType.getShape(), cfg.resultType,
                       resultType.isDynamicDim(0) ? ValueRange{numRows}
                                                  : ValueRange{});
+    launchMergeInto(cfg, kernel, partials, sinks, vMean, numRows, parts, out);
+    return toTensor(out, resultType);
+  }
+  /// The merge kernel's launch writing the buffer \p out.
+  void launchMergeInto(const AttentionConfig &cfg, gpu::GPUFuncOp kernel,
+                       ArrayRef<Value> partials, Value sinks, Value vMean,
+                       Value numRows, Value parts, Value out) {
     SmallVector<Value> operands(partials);
     if (sinks)
       operands.push_back(input(sinks));
@@ -267,7 +295,6 @@ struct Host {
     if (vMean)
       operands.push_back(input(vMean));
     launch(kernel, {idx(cfg.numQHeads), numRows, idx(1)}, operands);
-    return toTensor(out, resultType);
   }
 };
 
@@ -324,7 +351,7 @@ LogicalResult ConvertUQToWavePass::lowerCacheWrite(CacheWriteOp op,
   cfg.name = (base + "_cache_write").str();
   cfg.headDim = keyType.getDimSize(2);
   cfg.numKVHeads = keyType.getDimSize(1);
-  cfg.blockSize = cacheType.getDimSize(1);
+  cfg.blockSize = cacheType.getDimSize(op.getLayout().getBlockSizeDim());
   cfg.slotBytes = cacheType.getDimSize(3);
   cfg.kFormat = op.getKFormat();
   cfg.vFormat = op.getVFormat();
@@ -368,8 +395,8 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     auto cType = cast<RankedTensorType>(attn.getCache().getType());
     cfg.headDim = qType.getDimSize(2);
     cfg.numQHeads = qType.getDimSize(1);
-    cfg.numKVHeads = cType.getDimSize(2);
-    cfg.blockSize = cType.getDimSize(1);
+    cfg.numKVHeads = cType.getDimSize(attn.getLayout().getKVHeadsDim());
+    cfg.blockSize = cType.getDimSize(attn.getLayout().getBlockSizeDim());
     cfg.slotBytes = cType.getDimSize(3);
     cfg.kFormat = attn.getKFormat();
     cfg.vFormat = attn.getVFormat();
@@ -393,6 +420,7 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     cfg.resultType =
         cast<RankedTensorType>(attn.getResult().getType()).getElementType();
     cfg.sinks = static_cast<bool>(attn.getSinks());
+    cfg.spreadPartitions = true;
   } else if (auto attn = dyn_cast<DecodeAttentionPartialOp>(op)) {
     ok = fill(attn);
     // The kernels add v_mean at the merge, where the partitions' softmax
@@ -442,6 +470,29 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
            << "partition size " << partition << " exceeds " << kMaxPartitionSize
            << " tokens: positions are 32-bit, no sequence is longer than 2^31 "
               "- 1 tokens";
+  if (cfg.spreadPartitions) {
+    if (maxPartitionTokens <= 0 || maxPartitionTokens % tileTokens != 0 ||
+        maxPartitionTokens > kMaxPartitionSize)
+      return op->emitOpError()
+             << "max-partition-tokens " << maxPartitionTokens.getValue()
+             << " must be a positive multiple of the " << tileTokens.getValue()
+             << "-token tile, at most " << kMaxPartitionSize
+             << " (positions are 32-bit)";
+    if (minPartitionTokens <= 0 || minPartitionTokens % tileTokens != 0 ||
+        minPartitionTokens > maxPartitionTokens)
+      return op->emitOpError()
+             << "min-partition-tokens " << minPartitionTokens.getValue()
+             << " must be a positive multiple of the " << tileTokens.getValue()
+             << "-token tile, at most max-partition-tokens "
+             << maxPartitionTokens.getValue();
+    if (decodeWorkgroups <= 0)
+      return op->emitOpError() << "decode-workgroups "
+                               << decodeWorkgroups.getValue()
+                               << " must be positive";
+    cfg.maxPartitionTokens = maxPartitionTokens;
+    cfg.minPartitionTokens = minPartitionTokens;
+    cfg.targetWorkgroups = decodeWorkgroups;
+  }
   return cfg;
 }
 
@@ -466,26 +517,31 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
   Value numSeqs = h.dim(query, 0);
   Value numBlocks = h.dim(cacheT, 0);
   Value maxBlocks = h.dim(tablesT, 1);
-  Value parts = h.partitions(cfg, maxBlocks);
+  Value parts = partialOp ? h.partitions(cfg, maxBlocks)
+                          : h.decodePartitions(cfg, numSeqs, maxBlocks);
   Host::QueryWorkspaces qw = h.launchQuery(
       cfg, queryKernel, query, numSeqs,
       partialOp ? partialOp.getKMean() : cast<DecodeAttentionOp>(op).getKMean());
   Type f32 = b.getF32Type();
   int64_t dyn = ShapedType::kDynamic;
-  Value pout = h.alloc({dyn, hq, dyn, d}, f32, {numSeqs, parts});
-  Value pmax = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
-  Value psum = h.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
-  SmallVector<Value> partialOperands = {
-      qw.prepared,  h.input(cacheT),  h.input(tablesT), h.input(lensT),
-      h.flatten(pout), h.flatten(pmax), h.flatten(psum), h.i32(numSeqs),
-      h.i32(numBlocks), h.i32(maxBlocks), h.i32(parts)};
-  qw.appendTo(partialOperands);
-  h.launch(partialKernel, {parts, h.idx(cfg.numKVHeads), numSeqs},
-           partialOperands);
+  // The partial kernel into workspaces of `parts` partitions.
+  auto launchPartial = [&](Host &hh) {
+    Value pout = hh.alloc({dyn, hq, dyn, d}, f32, {numSeqs, parts});
+    Value pmax = hh.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
+    Value psum = hh.alloc({dyn, hq, dyn}, f32, {numSeqs, parts});
+    SmallVector<Value> partialOperands = {
+        qw.prepared,  hh.input(cacheT),  hh.input(tablesT), hh.input(lensT),
+        hh.flatten(pout), hh.flatten(pmax), hh.flatten(psum),
+        hh.i32(numSeqs), hh.i32(numBlocks), hh.i32(maxBlocks), hh.i32(parts)};
+    qw.appendTo(partialOperands);
+    hh.launch(partialKernel, {parts, hh.idx(cfg.numKVHeads), numSeqs},
+              partialOperands);
+    return SmallVector<Value>{pout, pmax, psum};
+  };
 
   if (partialOp) {
+    SmallVector<Value> bufs = launchPartial(h);
     // The op's types are static in the partition count (its verifier).
-    SmallVector<Value> bufs = {pout, pmax, psum};
     for (auto [res, buf] : llvm::zip(partialOp->getResults(), bufs)) {
       auto resType = cast<RankedTensorType>(res.getType());
       Value fixed = memref::CastOp::create(
@@ -496,12 +552,44 @@ LogicalResult ConvertUQToWavePass::lowerAttention(Operation *op,
     return success();
   }
 
+  // uq.decode_attention: one partition runs the single-pass kernel (no
+  // partial results, no merge); more run the partial and merge kernels.
   auto attn = cast<DecodeAttentionOp>(op);
   gpu::GPUFuncOp mergeKernel = addKernel(op->getLoc(), cfg, buildMergeKernel);
-  attn.getResult().replaceAllUsesWith(h.launchMerge(
-      cfg, mergeKernel, {h.flatten(pout), h.flatten(pmax), h.flatten(psum)},
-      attn.getSinks(), attn.getVMean(), numSeqs, parts,
-      cast<RankedTensorType>(attn.getResult().getType())));
+  gpu::GPUFuncOp singleKernel =
+      addKernel(op->getLoc(), cfg, buildSinglePassKernel);
+  auto resultType = cast<RankedTensorType>(attn.getResult().getType());
+  Value out = h.alloc(resultType.getShape(), cfg.resultType,
+                      resultType.isDynamicDim(0) ? ValueRange{numSeqs}
+                                                 : ValueRange{});
+  Value single = arith::CmpIOp::create(b, h.loc, arith::CmpIPredicate::eq,
+                                       parts, h.idx(1));
+  auto ifOp = scf::IfOp::create(b, h.loc, single, /*withElseRegion=*/true);
+  {
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    Host th{tb, h.loc};
+    SmallVector<Value> operands = {qw.prepared, th.input(cacheT),
+                                   th.input(tablesT), th.input(lensT)};
+    if (attn.getSinks())
+      operands.push_back(th.input(attn.getSinks()));
+    operands.append({th.flatten(out), th.i32(numSeqs), th.i32(numBlocks),
+                     th.i32(maxBlocks)});
+    qw.appendTo(operands);
+    if (attn.getVMean())
+      operands.push_back(th.input(attn.getVMean()));
+    th.launch(singleKernel, {th.idx(1), th.idx(cfg.numKVHeads), numSeqs},
+              operands);
+  }
+  {
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    Host eh{eb, h.loc};
+    SmallVector<Value> bufs = launchPartial(eh);
+    eh.launchMergeInto(cfg, mergeKernel,
+                       {eh.flatten(bufs[0]), eh.flatten(bufs[1]),
+                        eh.flatten(bufs[2])},
+                       attn.getSinks(), attn.getVMean(), numSeqs, parts, out);
+  }
+  attn.getResult().replaceAllUsesWith(h.toTensor(out, resultType));
   op->erase();
   return success();
 }

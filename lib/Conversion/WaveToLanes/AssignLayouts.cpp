@@ -94,7 +94,9 @@ private:
   LogicalResult operandLayouts(Operation *op, const Layout &result,
                                SmallVectorImpl<std::optional<Layout>> &out,
                                bool emit = true);
-  FailureOr<Value> materialize(Value v, const Layout &l, Operation *user);
+  /// \p l is taken by value: callers pass entries of `layout`, which the
+  /// insertions below may move (a DenseMap grows by rehashing).
+  FailureOr<Value> materialize(Value v, Layout l, Operation *user);
   bool needsStaging(Value v, const Layout &l);
   std::optional<Layout> stagingLayout(VectorType t, const Layout &dest,
                                       bool forTransposeReads);
@@ -467,7 +469,7 @@ std::optional<Layout> Assignment::stagingLayout(VectorType t,
                  {1, colThreads, colElems, rowThreads}});
 }
 
-FailureOr<Value> Assignment::materialize(Value v, const Layout &l,
+FailureOr<Value> Assignment::materialize(Value v, Layout l,
                                          Operation *user) {
   if (!isVector(v))
     return v;

@@ -1,20 +1,33 @@
 // RUN: uq-opt %s --split-input-file --convert-uq-to-wave | FileCheck %s
 // RUN: uq-opt %s --split-input-file --convert-uq-to-wave --canonicalize | FileCheck %s --check-prefix=FOLD
 
-// Decode attention with run-time sizes becomes three wave-level kernels and
-// host launches whose grids come from the operands' sizes: the partition
-// count is ceil(max_blocks * block_size / partition_size), at least 1.
+// Decode attention with run-time sizes becomes wave-level kernels and host
+// launches whose grids come from the operands' sizes. The partition count
+// is the rule of docs/uq-compile.md: P = max(1, ceil(C / 2048),
+// min(ceil(1024 / (S * Hkv)), ceil(C / 64))), C = max_blocks * block_size;
+// P = 1 launches the single-pass kernel, more the partial and merge kernels.
 // The launch description: symbolic shapes and grids.
 // CHECK: module attributes {gpu.container_module, uq.kernels = [
 // CHECK-SAME: grid = ["num_partitions", 1, "num_seqs"]{{.*}}name = "decode_0_partial"
+// CHECK-SAME: params = {{{.*}}max_partition_tokens = 2048{{.*}}min_partition_tokens = 64{{.*}}target_workgroups = 1024
+// CHECK-SAME: grid = [1, 1, "num_seqs"]{{.*}}name = "decode_0_single"
 // CHECK-LABEL: func.func @decode
 // CHECK-DAG: %[[S:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8x128xbf16>
 // CHECK-DAG: %[[NB:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x16x1x136xi8>
 // CHECK-DAG: %[[MB:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x?xi32>
 // CHECK: %[[CAP:.*]] = arith.muli %[[MB]], %{{.*}} : index
-// CHECK: %[[CEIL:.*]] = arith.ceildivui %[[CAP]], %{{.*}} : index
-// CHECK: %[[P:.*]] = arith.maxui %[[CEIL]], %{{.*}} : index
+// CHECK: %[[LEAST:.*]] = arith.ceildivui %[[CAP]], %c2048 : index
+// CHECK: %[[ROWS:.*]] = arith.maxui
+// CHECK: %[[FILL:.*]] = arith.ceildivui %c1024, %[[ROWS]] : index
+// CHECK: %[[MOST:.*]] = arith.ceildivui %[[CAP]], %c64 : index
+// CHECK: %[[SPREAD:.*]] = arith.minui %[[FILL]], %[[MOST]] : index
+// CHECK: %[[P0:.*]] = arith.maxui %[[LEAST]], %[[SPREAD]] : index
+// CHECK: %[[P:.*]] = arith.maxui %[[P0]], %{{.*}} : index
 // CHECK: gpu.launch_func @uq_kernels::@decode_0_query blocks in (%[[S]], %{{.*}}, %{{.*}})
+// CHECK: %[[ONE:.*]] = arith.cmpi eq, %[[P]], %{{.*}} : index
+// CHECK: scf.if %[[ONE]] {
+// CHECK: gpu.launch_func @uq_kernels::@decode_0_single blocks in (%{{.*}}, %{{.*}}, %[[S]])
+// CHECK: } else {
 // CHECK: gpu.launch_func @uq_kernels::@decode_0_partial blocks in (%[[P]], %{{.*}}, %[[S]])
 // CHECK: gpu.launch_func @uq_kernels::@decode_0_merge blocks in (%{{.*}}, %[[S]], %{{.*}})
 // CHECK: bufferization.to_tensor
@@ -38,9 +51,19 @@
 // CHECK: vector.contract {{.*}} : vector<16x32xbf16>, vector<32x128xbf16> into vector<16x128xf32>
 // CHECK: uq.store_rows %{{.*}} : vector<16x128xf32>, memref<?xf32>, vector<16xindex>, vector<16xi1>
 // CHECK: vector.scatter
+// The merge: the first chunk of 32 partitions' maxima and sums gathered
+// (one per partition) before the loops; each iteration combines a chunk's
+// rows [32 x 128] with the weights carried from the previous one while the
+// next chunk's are gathered; whole chunks, then the partial last chunk.
 // CHECK: gpu.func @decode_0_merge
+// CHECK: vector.gather %{{.*}} : memref<?xf32>, vector<32xindex>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// CHECK: vector.multi_reduction <maximumf>, %{{.*}} [0] : vector<32x1xf32> to vector<1xf32>
+// CHECK: scf.for {{.*}} -> (vector<1xf32>, vector<1xf32>, vector<1xf32>, vector<128xf32>, vector<32x1xf32>, vector<1xf32>)
+// CHECK: uq.load_rows %{{.*}} : memref<?xf32>, vector<32xindex>, vector<32xi1> -> vector<32x128xf32>
+// CHECK: vector.gather
+// CHECK: vector.multi_reduction <add>, %{{.*}} {uq.reassociate} [0] : vector<32x128xf32> to vector<128xf32>
 // CHECK: scf.for
-// CHECK: vector.load %{{.*}} : memref<?xf32>, vector<128xf32>
+// CHECK: uq.load_rows %{{.*}} -> vector<32x128xf32>
 // CHECK: vector.store %{{.*}} : memref<?xf32>, vector<128xf32>
 func.func @decode(%q: tensor<?x8x128xbf16>, %c: tensor<?x16x1x136xi8>,
                   %bt: tensor<?x?xi32>, %lens: tensor<?xi32>) -> tensor<?x8x128xf32> {
@@ -53,9 +76,14 @@ func.func @decode(%q: tensor<?x8x128xbf16>, %c: tensor<?x16x1x136xi8>,
 
 // -----
 
-// Static sizes fold into the launches.
+// Static sizes fold into the launches: 3 sequences x 1 KV head, a table of
+// 32 blocks of 16 (C = 512): P = min(ceil(1024 / 3), 512 / 64) = 8, so the
+// partial and merge kernels, not the single pass.
 // FOLD-LABEL: func.func @static_decode
-// FOLD: gpu.launch_func @uq_kernels::@static_decode_0_partial blocks in (%c2, %c1, %c3)
+// FOLD-NOT: @static_decode_0_single blocks
+// FOLD: gpu.launch_func @uq_kernels::@static_decode_0_partial blocks in (%c8, %c1, %c3)
+// FOLD-NOT: @static_decode_0_single blocks
+// FOLD: gpu.launch_func @uq_kernels::@static_decode_0_merge
 func.func @static_decode(%q: tensor<3x4x64xf32>, %c: tensor<20x16x1x68xi8>,
                          %bt: tensor<3x32xi32>, %lens: tensor<3xi32>) -> tensor<3x4x64xbf16> {
   %o = uq.decode_attention %q, %c, %bt, %lens scale 0.125

@@ -54,10 +54,19 @@ func.func @write(%k: tensor<?x2x128xbf16>, %v: tensor<?x2x128xbf16>, %s: tensor<
 // CHECK: %[[BC:.*]] = vector.shape_cast %[[BIAS]] : vector<16xf32> to vector<16x1xf32>
 // CHECK: %[[BB:.*]] = vector.broadcast %[[BC]] : vector<16x1xf32> to vector<16x32xf32>
 // CHECK: arith.addf %[[L]], %[[BB]] : vector<16x32xf32>
+// The merge adds v_mean times the keys' share (a [1] vector: the
+// partitions' weights are reduced across lanes) after the rotation back.
 // CHECK: gpu.func @decode_0_merge({{.*}}: i32, %[[MV:.*]]: memref<?xf32>) kernel
+// CHECK: %[[MEAN:.*]] = vector.load %[[MV]][%{{.*}}] : memref<?xf32>, vector<128xf32>
+// CHECK: arith.divf %{{.*}}, %{{.*}} : vector<1xf32>
 // CHECK: uq.rotate
-// CHECK: vector.load %[[MV]][%{{.*}}] : memref<?xf32>, vector<128xf32>
-// CHECK: arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.mulf %[[MEAN]], %{{.*}} : vector<128xf32>
+// The single-pass kernel (one partition, no merge) takes the partial
+// kernel's option arguments, then v_mean, and does the same on its 16 rows.
+// CHECK: gpu.func @decode_0_single({{.*}}: i32, %[[SS:.*]]: memref<?xi8>, %[[SB2:.*]]: memref<?xf32>, %[[SMV:.*]]: memref<?xf32>) kernel
+// CHECK: uq.scaled_mma
+// CHECK: vector.load %[[SMV]][%{{.*}}] : memref<?xf32>, vector<128xf32>
+// CHECK: uq.rotate %{{.*}} : vector<16x128xf64>
 func.func @decode(%q: tensor<?x8x128xbf16>, %c: tensor<?x16x2x136xi8>,
                   %bt: tensor<?x?xi32>, %lens: tensor<?xi32>, %sinks: tensor<8xf32>,
                   %mk: tensor<2x128xf32>, %mv: tensor<2x128xf32>) -> tensor<?x8x128xf32> {

@@ -792,3 +792,28 @@ func.func @f(%q: tensor<?x4x128xf32>, %cache: tensor<8x16x2x136xi8>, %bt: tensor
   %o = uq.paged_attention %q, %cache, %bt, %lens query_start_loc %qsl v_mean %m scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<?x4x128xf32>, tensor<8x16x2x136xi8>, tensor<?x8xi32>, tensor<?xi32>, tensor<?xi32>, tensor<2x64xf32>) -> tensor<?x4x128xf32>
   return
 }
+
+// -----
+
+// In the head-major layout the KV heads are dimension 1 of the cache.
+func.func @head_major_heads(%k: tensor<4x2x128xf32>, %v: tensor<4x2x128xf32>,
+                            %s: tensor<4xi64>, %c: tensor<8x16x2x136xi8>) -> tensor<8x16x2x136xi8> {
+  // expected-error @+1 {{'uq.cache_write' op cache dimension 1 (KV heads) must be 2, got 16}}
+  %r = uq.cache_write %k, %v, %s into %c
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<head_major>}
+      : tensor<4x2x128xf32>, tensor<4x2x128xf32>, tensor<4xi64> into tensor<8x16x2x136xi8>
+  return %r : tensor<8x16x2x136xi8>
+}
+
+// -----
+
+func.func @head_major_attention(%q: tensor<1x8x128xbf16>, %c: tensor<8x16x2x136xi8>,
+                                %bt: tensor<1x4xi32>, %lens: tensor<1xi32>) -> tensor<1x8x128xf32> {
+  // expected-error @+1 {{'uq.decode_attention' op query heads (8) must be a multiple of KV heads (16)}}
+  %o = uq.decode_attention %q, %c, %bt, %lens scale 0.088
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<head_major>}
+      : (tensor<1x8x128xbf16>, tensor<8x16x2x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x8x128xf32>
+  return %o : tensor<1x8x128xf32>
+}

@@ -241,3 +241,24 @@ func.func @split_k(%q: tensor<2x16x128xf32>, %cache: tensor<64x16x2x136xi8>,
       : (tensor<2x16x2x128xf32>, tensor<2x16x2xf32>, tensor<2x16x2xf32>, tensor<16xf32>) -> tensor<2x16x128xf32>
   return %r : tensor<2x16x128xf32>
 }
+
+// -----
+
+// The head-major cache layout: [blocks, KV heads, block_size, slot].
+// CHECK-LABEL: func.func @head_major
+// CHECK: uq.cache_write {{.*}}layout = #uq.cache_layout<head_major>{{.*}} into tensor<?x2x16x136xi8>
+// CHECK: uq.decode_attention {{.*}}layout = #uq.cache_layout<head_major>
+func.func @head_major(%k: tensor<?x2x128xbf16>, %v: tensor<?x2x128xbf16>,
+                      %s: tensor<?xi64>, %c: tensor<?x2x16x136xi8>,
+                      %q: tensor<?x8x128xbf16>, %bt: tensor<?x?xi32>,
+                      %lens: tensor<?xi32>) -> tensor<?x8x128xf32> {
+  %w = uq.cache_write %k, %v, %s into %c
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<head_major>}
+      : tensor<?x2x128xbf16>, tensor<?x2x128xbf16>, tensor<?xi64> into tensor<?x2x16x136xi8>
+  %o = uq.decode_attention %q, %w, %bt, %lens scale 0.088
+      {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>,
+       v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<head_major>}
+      : (tensor<?x8x128xbf16>, tensor<?x2x16x136xi8>, tensor<?x?xi32>, tensor<?xi32>) -> tensor<?x8x128xf32>
+  return %o : tensor<?x8x128xf32>
+}

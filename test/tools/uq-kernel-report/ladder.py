@@ -7,7 +7,8 @@
 # rounding) and with the JSON's times; the floors are the step's cache bytes
 # (slot sizes of the format contract: 512 / 256 / 136 B at D = 128) over
 # 5 TB/s; bounds never exceed estimates; the step is the sum of its query,
-# partial and merge launches; the partial launch was sampled; and the
+# partial and merge launches, over the partition count of the compiler's
+# rule; the partial launch was sampled; and the
 # sampled prediction of the check batch agrees with the whole emulation.
 # User errors, and steps too large to emulate, are one-line messages.
 import json
@@ -36,9 +37,11 @@ fails("--json goes with --ladder", "--table", "/dev/null", "--json", "x.json")
 fails("--batches must be in", "--ladder", "--batches", "0")
 fails("go with --ladder or --table", "--json", "x.json")
 # A step too large to emulate is refused before its buffers are allocated
-# (split-K workspaces of 2^25 tokens x 128 query heads: about 8 GiB).
+# (split-K workspaces of 2^25 tokens in partitions of 256 tokens x 128
+# query heads: about 8 GiB).
 fails("GiB of buffers (more than the 4 GiB", "--ladder", "--no-check", "--shapes",
-      "128:16:8", "--batches", "1", "--contexts", "33554432")
+      "128:16:8", "--batches", "1", "--contexts", "33554432",
+      "--max-partition-tokens", "256")
 
 FORMATS = ("bf16", "fp8", "uq4")
 SLOT = {"bf16": 512, "fp8": 256, "uq4": 136}      # D = 128, K + V per token/head
@@ -90,8 +93,14 @@ with tempfile.TemporaryDirectory() as d:
         assert abs(sum(l["time_us"] for l in q["launches"]) - q["time_us"]) < 1e-6 * q["time_us"]
         assert abs(sum(l["bound_us"] for l in q["launches"]) - q["bound_us"]) < 1e-6 * q["bound_us"]
         part = q["launches"][1]
-        # Grid (partitions = ceil(600 / 256) = 3, 2 KV heads, 2 sequences).
-        assert part["workgroups"] == 12 and 0 < part["traced_workgroups"] < 12, part
+        # The compiler's partition rule (docs/uq-compile.md) for 2 sequences
+        # x 2 KV heads over 38 blocks of 16 (C = 608 tokens): max(1,
+        # ceil(608 / 2048), min(ceil(1024 / 4), ceil(608 / 64))) = 10.
+        cap, rows = 608, 2 * 2
+        want = max(1, -(-cap // 2048), min(-(-1024 // rows), -(-cap // 64)))
+        assert want == 10 and q["num_partitions"] == want, q["num_partitions"]
+        # Grid (10 partitions, 2 KV heads, 2 sequences).
+        assert part["workgroups"] == 40 and 0 < part["traced_workgroups"] < 40, part
         assert q["floor_us"] == 2 * 600 * 2 * SLOT[f] / 5e12 * 1e6
     assert abs(p["uq_over_fp8"] - p["uq4"]["time_us"] / p["fp8"]["time_us"]) < 1e-12
     assert abs(p["uq_over_bf16"] - p["uq4"]["time_us"] / p["bf16"]["time_us"]) < 1e-12

@@ -272,6 +272,14 @@ LogicalResult KVFormatAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // CacheLayoutAttr
 //===----------------------------------------------------------------------===//
 
+int64_t CacheLayoutAttr::getBlockSizeDim() const {
+  return getKind() == LayoutKind::head_major ? 2 : 1;
+}
+
+int64_t CacheLayoutAttr::getKVHeadsDim() const {
+  return getKind() == LayoutKind::head_major ? 1 : 2;
+}
+
 int64_t CacheLayoutAttr::getKeyScaleOffset(int64_t headDim,
                                            KVFormatAttr kFormat) const {
   return kFormat.getCodeBytes(headDim);

@@ -102,13 +102,16 @@ LogicalResult verifyCache(Operation *op, RankedTensorType cache,
   if (failed(verifyHeadDim(op, headDim, kFormat, "key")) ||
       failed(verifyHeadDim(op, headDim, vFormat, "value")))
     return failure();
+  const bool headMajor = layout.getKind() == LayoutKind::head_major;
   for (int64_t i = 1; i < 4; ++i)
     if (cache.isDynamicDim(i))
       return op->emitOpError()
              << "cache dimension " << i
-             << " (block size, KV heads, slot bytes) must be static, got "
-             << cache;
-  if (failed(verifyDim(op, cache, 2, numKVHeads, "cache", "KV heads")))
+             << (headMajor ? " (KV heads, block size, slot bytes)"
+                           : " (block size, KV heads, slot bytes)")
+             << " must be static, got " << cache;
+  if (failed(verifyDim(op, cache, layout.getKVHeadsDim(), numKVHeads, "cache",
+                       "KV heads")))
     return failure();
   int64_t need = layout.getSlotBytes(headDim, kFormat, vFormat);
   if (cache.getDimSize(3) < need)
@@ -116,7 +119,7 @@ LogicalResult verifyCache(Operation *op, RankedTensorType cache,
            << "cache slots of " << cache.getDimSize(3)
            << " bytes are too small: K and V of head dimension " << headDim
            << " need " << need << " bytes";
-  if (cache.getDimSize(1) <= 0)
+  if (cache.getDimSize(layout.getBlockSizeDim()) <= 0)
     return op->emitOpError() << "cache block size must be positive";
   return success();
 }
@@ -254,7 +257,8 @@ template <typename OpTy> static LogicalResult verifyAttentionOperands(OpTy op) {
   RankedTensorType cache = op.getCacheType();
   if (failed(verifyRank(op, cache, 4, "cache")))
     return failure();
-  int64_t hq = query.getDimSize(1), hkv = cache.getDimSize(2);
+  int64_t hq = query.getDimSize(1),
+          hkv = cache.getDimSize(op.getLayout().getKVHeadsDim());
   if (ShapedType::isDynamic(hkv) || hkv <= 0)
     return op.emitOpError("cache KV heads must be static and positive");
   if (hq % hkv != 0)
@@ -402,7 +406,8 @@ LogicalResult PagedAttentionOp::verify() {
   RankedTensorType cache = getCacheType();
   if (failed(verifyRank(*this, cache, 4, "cache")))
     return failure();
-  int64_t hq = query.getDimSize(1), hkv = cache.getDimSize(2);
+  int64_t hq = query.getDimSize(1),
+          hkv = cache.getDimSize(getLayout().getKVHeadsDim());
   if (ShapedType::isDynamic(hkv) || hkv <= 0)
     return emitOpError("cache KV heads must be static and positive");
   if (hq % hkv != 0)

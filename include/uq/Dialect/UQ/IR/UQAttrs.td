@@ -93,13 +93,25 @@ def UQ_CacheLayoutAttr : UQ_Attr<"CacheLayout", "cache_layout"> {
     (padding). Token `t` of a sequence lives in block
     `block_tables[seq][t / block_size]` at offset `t % block_size`.
 
+    `head_major`: the same slots in vLLM's head-major physical order
+    (LBHNC, `VLLM_KV_CACHE_LAYOUT`): `tensor<num_blocks x num_kv_heads x
+    block_size x slot_bytes x i8>`, so the `block_size` slots of one KV head
+    in a block are contiguous (16 UltraQuant slots of head_dim 128: 2176
+    bytes, 17 whole 128-byte lines) where `vllm_slot` interleaves the heads
+    of a token. Block tables and slot mappings mean the same in both.
+
     ```mlir
     #uq.cache_layout<vllm_slot>
+    #uq.cache_layout<head_major>
     ```
   }];
   let parameters = (ins "::uq::LayoutKind":$kind);
   let assemblyFormat = "`<` $kind `>`";
   let extraClassDeclaration = [{
+    /// The cache tensor's dimension of the block size (1 for vllm_slot, 2
+    /// for head_major) and of the KV heads (2, resp. 1).
+    int64_t getBlockSizeDim() const;
+    int64_t getKVHeadsDim() const;
     /// Bytes of one slot holding K and V of one head (without padding).
     int64_t getSlotBytes(int64_t headDim, KVFormatAttr kFormat,
                          KVFormatAttr vFormat) const;

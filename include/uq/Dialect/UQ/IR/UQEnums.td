@@ -68,7 +68,11 @@ def UQ_ScaleRule : I32EnumAttr<"ScaleRule",
 def UQ_LayoutKind : I32EnumAttr<"LayoutKind", "paged KV-cache layout", [
       // [num_blocks, block_size, num_kv_heads, slot_bytes] u8, each slot
       // [K codes D/2][K scales D/32][V codes D/2][V scales D/32].
-      I32EnumAttrCase<"vllm_slot", 0>
+      I32EnumAttrCase<"vllm_slot", 0>,
+      // [num_blocks, num_kv_heads, block_size, slot_bytes] u8 (vLLM's LBHNC
+      // physical order): the block_size slots of one head are contiguous;
+      // the same slots.
+      I32EnumAttrCase<"head_major", 1>
     ]> {
   let cppNamespace = "::uq";
   let genSpecializedAttr = 0;

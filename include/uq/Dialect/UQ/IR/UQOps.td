@@ -171,8 +171,12 @@ class UQ_AttentionOpBase<string mnemonic, list<Trait> traits = []>
     int64_t getNumSeqs() { return getQueryType().getDimSize(0); }
     int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
     int64_t getHeadDim() { return getQueryType().getDimSize(2); }
-    int64_t getBlockSize() { return getCacheType().getDimSize(1); }
-    int64_t getNumKVHeads() { return getCacheType().getDimSize(2); }
+    int64_t getBlockSize() {
+      return getCacheType().getDimSize(getLayout().getBlockSizeDim());
+    }
+    int64_t getNumKVHeads() {
+      return getCacheType().getDimSize(getLayout().getKVHeadsDim());
+    }
     int64_t getMaxBlocksPerSeq() {
       return ::llvm::cast<::mlir::RankedTensorType>(getBlockTables().getType())
           .getDimSize(1);
@@ -381,8 +385,12 @@ def UQ_PagedAttentionOp
     }
     int64_t getNumQueryHeads() { return getQueryType().getDimSize(1); }
     int64_t getHeadDim() { return getQueryType().getDimSize(2); }
-    int64_t getBlockSize() { return getCacheType().getDimSize(1); }
-    int64_t getNumKVHeads() { return getCacheType().getDimSize(2); }
+    int64_t getBlockSize() {
+      return getCacheType().getDimSize(getLayout().getBlockSizeDim());
+    }
+    int64_t getNumKVHeads() {
+      return getCacheType().getDimSize(getLayout().getKVHeadsDim());
+    }
     /// Query heads per KV head (the GQA ratio).
     int64_t getGroupSize() { return getNumQueryHeads() / getNumKVHeads(); }
   }];
