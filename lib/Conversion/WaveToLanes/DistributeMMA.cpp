@@ -81,11 +81,7 @@ LogicalResult Distributor::scaledMma(uq::ScaledMmaOp op, const Layout &l) {
       }
       tiles.push_back(c);
     }
-  Value out = zeros(laneType(b.getF32Type(), l));
-  for (auto [t, v] : llvm::enumerate(tiles))
-    out = insertSlice(v, out, int64_t(t) * 4);
-  map.map(op->getResult(0), out);
-  return success();
+  return mapTiles(op, tiles, l);
 }
 
 LogicalResult Distributor::contract(vector::ContractionOp op, const Layout &l) {
@@ -124,6 +120,11 @@ LogicalResult Distributor::contract(vector::ContractionOp op, const Layout &l) {
       }
       tiles.push_back(c);
     }
+  return mapTiles(op, tiles, l);
+}
+
+LogicalResult Distributor::mapTiles(Operation *op, ArrayRef<Value> tiles,
+                                    const Layout &l) {
   Value out = zeros(laneType(b.getF32Type(), l));
   for (auto [t, v] : llvm::enumerate(tiles))
     out = insertSlice(v, out, int64_t(t) * 4);

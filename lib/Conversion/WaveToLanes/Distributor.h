@@ -211,6 +211,10 @@ private:
   Value rowAddress(Value off, Value col, int64_t c);
   LogicalResult scaledMma(uq::ScaledMmaOp op, const Layout &l);
   LogicalResult contract(vector::ContractionOp op, const Layout &l);
+  /// Maps \p op's result to the lane's f32 accumulators of its 16x16 MMA
+  /// \p tiles (4 each, in tile order) in layout \p l.
+  LogicalResult mapTiles(Operation *op, ArrayRef<Value> tiles,
+                         const Layout &l);
   LogicalResult scaledExt(uq::ScaledExtOp op, const Layout &l);
   LogicalResult rotate(uq::RotateOp op, const Layout &l);
   LogicalResult toLayout(uq::ToLayoutOp op, const Layout &l);

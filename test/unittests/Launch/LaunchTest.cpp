@@ -384,10 +384,11 @@ Outputs runAll(std::unique_ptr<Device> dev, bool checkReference,
   }
   o.paged = *paged;
   EXPECT_EQ(paged->shape, (std::vector<int64_t>{tokens, kHq, kD}));
-  if (checkReference)
+  if (checkReference) {
     EXPECT_EQ(outsideReference(b, cache->bytes, pf, tokens, qsl,
                                paged->values<float>()),
               0);
+  }
   return o;
 }
 
