@@ -11,6 +11,8 @@
 
 #include "uq/Runtime/Launch.h"
 
+#include "uq/Conversion/DecodePartitions.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -49,8 +51,8 @@ std::string shapeString(const BufferInfo &b) {
 }
 
 /// The kernel kinds of an op, by name suffix, in launch order.
-constexpr const char *kSuffixes[] = {"cache_write", "query", "partial",
-                                     "prefill", "merge"};
+constexpr const char *kSuffixes[] = {"cache_write", "query",   "partial",
+                                     "single",      "prefill", "merge"};
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -130,7 +132,7 @@ Error Program::Impl::buildOps() {
     if (suffix.empty())
       return usage("kernel JSON: kernel '" + name +
                    "' is not a uq op's kernel (<func>_<n>_cache_write, "
-                   "_query, _partial, _prefill or _merge)");
+                   "_query, _partial, _single, _prefill or _merge)");
     std::string base = name.drop_back(suffix.size() + 1).str();
     if (!groups.count(base))
       order.push_back(base);
@@ -146,7 +148,8 @@ Error Program::Impl::buildOps() {
     using Set = std::set<std::string>;
     if (present == Set{"cache_write"})
       op.kind = OpKind::CacheWrite;
-    else if (present == Set{"query", "partial", "merge"})
+    else if (present == Set{"query", "partial", "merge"} ||
+             present == Set{"query", "partial", "single", "merge"})
       op.kind = OpKind::DecodeAttention;
     else if (present == Set{"query", "partial"})
       op.kind = OpKind::DecodeAttentionPartial;
@@ -410,6 +413,20 @@ Program::plan(StringRef opName, const Operands &operands,
                              "block_size for the num_partitions rule");
       int64_t rule = std::max<int64_t>(
           1, ceilDiv(sizes["max_blocks"] * *bs, *ps));
+      // uq.decode_attention's partition rule when the JSON gives its
+      // constants (uq/Conversion/DecodePartitions.h, docs/uq-compile.md).
+      std::optional<int64_t> maxT = impl->param(op, "max_partition_tokens"),
+                             minT = impl->param(op, "min_partition_tokens"),
+                             target = impl->param(op, "target_workgroups"),
+                             hkv = impl->param(op, "num_kv_heads");
+      if (maxT && minT && target && hkv && sizes.count("num_seqs")) {
+        if (*maxT <= 0 || *minT <= 0 || *target <= 0 || *hkv <= 0)
+          return usage(where + ": the kernel JSON's partition rule constants "
+                               "must be positive");
+        rule = decodePartitionCount({*maxT, *minT, *target},
+                                    sizes["num_seqs"], *hkv,
+                                    sizes["max_blocks"] * *bs);
+      }
       if (std::optional<int64_t> g = given(name)) {
         if (*g < 1)
           return usage(where + ": num_partitions must be at least 1");
@@ -614,7 +631,22 @@ Expected<Results> Program::run(StringRef opName, const Operands &operands,
                                      zeros.size()))
         return fail(std::move(e));
   }
+  // A decode with a single-pass kernel: that kernel alone when there is one
+  // partition, the partial and merge kernels otherwise (the compiler's host
+  // code makes the same choice).
+  const bool hasSingle = llvm::any_of(op.kernels, [](const std::string &k) {
+    return StringRef(k).ends_with("_single");
+  });
+  const bool onePass = hasSingle && sizes.count("num_partitions") &&
+                       sizes["num_partitions"] == 1;
   for (const std::string &kn : op.kernels) {
+    if (hasSingle) {
+      StringRef n = kn;
+      bool single = n.ends_with("_single");
+      bool split = n.ends_with("_partial") || n.ends_with("_merge");
+      if ((onePass && split) || (!onePass && single))
+        continue;
+    }
     const emu::KernelDescription &k = *impl->kernel(kn);
     std::array<uint32_t, 3> grid = {1, 1, 1};
     if (!k.grid)

@@ -90,6 +90,7 @@ void uq::buildWavePipeline(OpPassManager &pm,
   opts.partitionSize = options.partitionSize;
   opts.prefillWaves = options.prefillWaves;
   opts.prefillRows = options.prefillRows;
+  opts.mergeChunk = options.mergeChunk;
   opts.maxPartitionTokens = options.maxPartitionTokens;
   opts.minPartitionTokens = options.minPartitionTokens;
   opts.decodeWorkgroups = options.decodeWorkgroups;
@@ -167,6 +168,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("MFMA rows per wave of the paged-attention prefill "
                      "kernel (16 or 32)"),
       llvm::cl::init(16)};
+  Option<int64_t> mergeChunk{
+      *this, "merge-chunk",
+      llvm::cl::desc("Partitions per step of the decode merge kernel's loop "
+                     "(8, 16, 32 or 64)"),
+      llvm::cl::init(32)};
   Option<int64_t> maxPartitionTokens{
       *this, "max-partition-tokens",
       llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "
@@ -188,6 +194,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
     o.partitionSize = partitionSize;
     o.prefillWaves = prefillWaves;
     o.prefillRows = prefillRows;
+    o.mergeChunk = mergeChunk;
     o.maxPartitionTokens = maxPartitionTokens;
     o.minPartitionTokens = minPartitionTokens;
     o.decodeWorkgroups = decodeWorkgroups;

@@ -449,7 +449,7 @@ namespace {
 /// llvm::Errors that compileSource locates at the module.
 llvm::Expected<uq::CompileResult>
 compileModule(ModuleOp module, const uq::CompileOptions &options,
-              DiagnosticCollector &diags) {
+              DiagnosticCollector &diags, bool &mergeNeedsScratch) {
   using namespace uq;
   MLIRContext &ctx = *module->getContext();
   if (options.chip != "gfx950")
@@ -470,6 +470,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   gpuOptions.partitionSize = options.partitionSize;
   gpuOptions.prefillWaves = options.prefillWaves;
   gpuOptions.prefillRows = options.prefillRows;
+  gpuOptions.mergeChunk = options.mergeChunk == 0 ? 32 : options.mergeChunk;
   gpuOptions.maxPartitionTokens = options.maxPartitionTokens;
   gpuOptions.minPartitionTokens = options.minPartitionTokens;
   gpuOptions.decodeWorkgroups = options.decodeWorkgroups;
@@ -632,6 +633,26 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
         return hsaco.takeError();
     }
   }
+  if (options.mergeChunk == 0 && gpuOptions.mergeChunk > 16) {
+    // The automatic merge chunk: a merge kernel that needs scratch at 32
+    // partitions per step (LLVM spills SGPRs with some option sets, e.g.
+    // rotated values and v_mean at D = 128) is compiled again at 16 by
+    // compileSource; every other kernel keeps its code.
+    auto metadata = readMetadata(*hsaco);
+    if (!metadata)
+      return metadata.takeError();
+    for (const KernelDescription &k : *kernels)
+      if (k.op == "merge_partitions")
+        if (auto md = metadata->find(k.name);
+            md != metadata->end() &&
+            md->second.fields["private_segment_fixed_size"]
+                    .getAsInteger()
+                    .value_or(0) != 0) {
+          mergeNeedsScratch = true;
+          return makeError("kernel " + k.name + " needs scratch at merge "
+                           "chunk " + std::to_string(gpuOptions.mergeChunk));
+        }
+  }
   if (options.emit == EmitStage::ISA) {
     auto isa = codegen(llvm::CodeGenFileType::AssemblyFile);
     if (!isa)
@@ -659,7 +680,20 @@ uq::compileSource(llvm::StringRef source, llvm::StringRef bufferName,
   OwningOpRef<ModuleOp> module = parseSourceChecked(source, bufferName, &ctx);
   if (!module)
     return diags.error("cannot parse the input");
-  llvm::Expected<CompileResult> result = compileModule(*module, options, diags);
+  bool mergeNeedsScratch = false;
+  llvm::Expected<CompileResult> result =
+      compileModule(*module, options, diags, mergeNeedsScratch);
+  if (!result && mergeNeedsScratch) {
+    // Automatic merge chunk (CompileOptions::mergeChunk = 0): the whole
+    // input again with 16 partitions per step of the merge loop.
+    llvm::consumeError(result.takeError());
+    CompileOptions retry = options;
+    retry.mergeChunk = 16;
+    module = parseSourceChecked(source, bufferName, &ctx);
+    if (!module)
+      return diags.error("cannot parse the input");
+    result = compileModule(*module, retry, diags, mergeNeedsScratch);
+  }
   if (!result)
     return diags.locate((*module)->getLoc(), result.takeError());
   return result;

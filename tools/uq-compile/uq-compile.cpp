@@ -79,6 +79,11 @@ static cl::opt<int64_t> prefillRows(
              "or 32: one or two 16-row tiles sharing every key and value "
              "operand)"),
     cl::init(16), cl::cat(category));
+static cl::opt<int64_t> mergeChunk(
+    "merge-chunk",
+    cl::desc("Partitions the decode merge kernel reads per step of its loop "
+             "(8, 16, 32 or 64; 0: 32, or 16 where 32 would need scratch)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
@@ -117,6 +122,11 @@ int main(int argc, char **argv) {
   options.wavesPerSimd = wavesPerSimd;
   options.prefillWaves = prefillWaves;
   options.prefillRows = prefillRows;
+  if (mergeChunk != 0 && mergeChunk != 8 && mergeChunk != 16 &&
+      mergeChunk != 32 && mergeChunk != 64)
+    return error("--merge-chunk must be 0 (automatic), 8, 16, 32 or 64, got " +
+                 llvm::Twine(mergeChunk.getValue()));
+  options.mergeChunk = mergeChunk;
   options.maxPartitionTokens = maxPartitionTokens;
   options.minPartitionTokens = minPartitionTokens;
   options.decodeWorkgroups = decodeWorkgroups;

@@ -133,6 +133,9 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
            "Waves per workgroup of uq.paged_attention's prefill kernel (1, "
            "2, 4 or 8): each wave owns 16 MFMA rows, the waves share every "
            "key/value tile through LDS">,
+    Option<"mergeChunk", "merge-chunk", "int64_t", /*default=*/"32",
+           "Partitions the decode merge kernel reads per step of its loop "
+           "(8, 16, 32 or 64; all of a step's loads are in flight at once)">,
     Option<"prefillRows", "prefill-rows", "int64_t", /*default=*/"16",
            "MFMA rows per wave of uq.paged_attention's prefill kernel (16 "
            "or 32: one or two 16-row tiles of query tokens x GQA heads "

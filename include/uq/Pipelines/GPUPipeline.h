@@ -25,6 +25,8 @@ struct GPUPipelineOptions {
   int64_t prefillWaves = 4;
   /// MFMA rows per wave of the paged-attention prefill kernel.
   int64_t prefillRows = 16;
+  /// Partitions per step of the decode merge kernel's loop.
+  int64_t mergeChunk = 32;
   /// uq.decode_attention's partition rule (DecodePartitions.h).
   int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;

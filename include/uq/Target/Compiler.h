@@ -72,6 +72,10 @@ struct CompileOptions {
   int64_t prefillWaves = 4;
   /// MFMA rows per wave of the paged-attention prefill kernel (16 or 32).
   int64_t prefillRows = 16;
+  /// Partitions per step of the decode merge kernel's loop (8, 16, 32 or
+  /// 64). 0: 32, and 16 for a merge kernel that would need scratch at 32
+  /// (the whole input is compiled again; docs/uq-compile.md).
+  int64_t mergeChunk = 0;
   /// uq.decode_attention's partition rule (uq/Conversion/DecodePartitions.h,
   /// docs/uq-compile.md): the most and the fewest tokens per partition and
   /// the partial workgroups a launch aims at.

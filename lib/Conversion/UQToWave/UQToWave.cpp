@@ -452,6 +452,12 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
   cfg.partitionSize = partition;
   cfg.prefillWaves = prefillWaves;
   cfg.prefillRows = prefillRows;
+  cfg.mergeChunk = mergeChunk;
+  if (mergeChunk != 8 && mergeChunk != 16 && mergeChunk != 32 &&
+      mergeChunk != 64)
+    return op->emitOpError() << "merge-chunk " << mergeChunk.getValue()
+                             << " is not supported (8, 16, 32 or 64 "
+                                "partitions per step of the merge loop)";
   if (isa<PagedAttentionOp>(op) && prefillRows != 16 && prefillRows != 32)
     return op->emitOpError()
            << "prefill-rows " << prefillRows.getValue()

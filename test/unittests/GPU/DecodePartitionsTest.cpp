@@ -166,12 +166,13 @@ void PrintTo(const LayoutCase &c, std::ostream *os) { *os << c.name; }
 class HeadMajorCache : public ::testing::TestWithParam<LayoutCase> {};
 
 // The GPU cache write into a head-major cache equals the reference's
-// head-major bytes; decode reads it within the bound (single pass and
-// partial + merge), statically and with run-time sizes.
+// head-major bytes; decode reads it within the bound: the single pass with
+// static sizes, partial + merge (the rule's partition count) with run-time
+// sizes. (Two of the four combinations: each run compiles the kernels.)
 TEST_P(HeadMajorCache, CacheWriteAndDecode) {
   const LayoutCase &c = GetParam();
   for (bool dynamic : {false, true}) {
-    for (int64_t parts : {int64_t(0), int64_t(3)}) {
+    for (int64_t parts : {int64_t(dynamic ? 0 : 1)}) {
       SCOPED_TRACE(std::string(dynamic ? "dynamic" : "static") +
                    ", partitions " + std::to_string(parts));
       AttentionProblem pb;

@@ -244,9 +244,11 @@ TEST(LaunchProgram, DescribesTheOps) {
   EXPECT_EQ(w.name, "write_0");
   EXPECT_EQ(w.kind, OpKind::CacheWrite);
   EXPECT_EQ(d.kind, OpKind::DecodeAttention);
+  // In launch order; the single-pass kernel replaces the partial and merge
+  // kernels when the launch has one partition.
   EXPECT_EQ(d.kernels, (std::vector<std::string>{
                            "decode_0_query", "decode_0_partial",
-                           "decode_0_merge"}));
+                           "decode_0_single", "decode_0_merge"}));
   EXPECT_EQ(p.kind, OpKind::PagedAttention);
   auto names = [](const std::vector<BufferInfo> &bs) {
     std::vector<std::string> n;
@@ -295,8 +297,10 @@ TEST(LaunchProgram, PlansSizesAndPartitions) {
   EXPECT_EQ((*sizes)["num_seqs"], 3);
   EXPECT_EQ((*sizes)["num_blocks"], b.numBlocks);
   EXPECT_EQ((*sizes)["max_blocks"], b.maxBlocks);
-  // max_blocks = ceil(100 / 16) + 1 = 8 columns of 16 tokens over
-  // partitions of 64: 2.
+  // The partition rule: max_blocks = ceil(100 / 16) + 1 = 8 columns of 16
+  // tokens, C = 128; the grid of 3 sequences x 2 KV heads is far below the
+  // 1024 workgroups the rule aims at, so partitions shrink to the fewest
+  // tokens, 64: 2.
   EXPECT_EQ(b.maxBlocks, 8);
   EXPECT_EQ((*sizes)["num_partitions"], 2);
   RunOptions o;
@@ -422,6 +426,20 @@ TEST(LaunchProgram, HipStandInIsBitIdenticalToTheEmulator) {
   // 3 paged kernels, one synchronization per op; nothing left allocated.
   EXPECT_EQ(standIn.calls("hipModuleLaunchKernel") - launches, 7);
   EXPECT_EQ(standIn.calls("hipStreamSynchronize") - syncs, 3);
+  EXPECT_EQ(standIn.live(), 0);
+}
+
+TEST(LaunchProgram, OnePartitionLaunchesTheSinglePassKernel) {
+  StandIn standIn;
+  ASSERT_TRUE(standIn.handle) << dlerror();
+  long launches = standIn.calls("hipModuleLaunchKernel");
+  auto dev = hipStandIn();
+  ASSERT_TRUE(dev);
+  Outputs one = runAll(std::move(dev), /*checkReference=*/true, 1);
+  ASSERT_FALSE(one.decode.bytes.empty());
+  // 1 cache write, 2 decode kernels (query, single pass: no partial, no
+  // merge) and 3 paged kernels.
+  EXPECT_EQ(standIn.calls("hipModuleLaunchKernel") - launches, 6);
   EXPECT_EQ(standIn.live(), 0);
 }
 
