@@ -329,6 +329,203 @@ uint8_t parseSel(StringRef s) {
   return 6; // DWORD
 }
 
+/// LLVM's scheduling model for gfx950 (SIDPGFX950FullSpeedModel in
+/// SISchedule.td): latency and reciprocal throughput, for the timing model.
+void setSchedInfo(Inst &I, const MCInst &mi, const MCSubtargetInfo &sti,
+                  const MCInstrInfo &mii) {
+  const MCSchedModel &sm = sti.getSchedModel();
+  if (!sm.hasInstrSchedModel())
+    return;
+  unsigned sc = mii.get(mi.getOpcode()).getSchedClass();
+  const MCSchedClassDesc *d = sm.getSchedClassDesc(sc);
+  for (unsigned guard = 0; d && d->isVariant() && guard < 8; ++guard) {
+    sc = sti.resolveVariantSchedClass(sc, &mi, &mii, sm.getProcessorID());
+    d = sc ? sm.getSchedClassDesc(sc) : nullptr;
+  }
+  if (d && d->isValid() && !d->isVariant()) {
+    int lat = MCSchedModel::computeInstrLatency(sti, *d);
+    double thr = MCSchedModel::getReciprocalThroughput(sti, *d);
+    I.schedLatency = (uint16_t)std::clamp(lat, 0, 4096);
+    I.schedThroughput = (uint16_t)std::clamp(thr, 0.0, 4096.0);
+  }
+}
+
+/// One modifier token of \p I (mnemonic \p n). Every token must be one
+/// the emulator models; anything else is recorded and refused when the
+/// instruction executes (a dropped token would silently change the meaning
+/// of the others, as `lds` once did).
+void parseModifier(Inst &I, StringRef tok, StringRef n) {
+  auto [key, val] = tok.split(':');
+  if (key == "clamp")
+    I.clamp = true;
+  else if (key == "mul")
+    I.omod = val == "2" ? 1 : 2;
+  else if (key == "div")
+    I.omod = 3;
+  else if (key == "op_sel")
+    I.opSel = parseBits(val);
+  else if (key == "op_sel_hi")
+    I.opSelHi = parseBits(val);
+  else if (key == "neg_lo")
+    I.negLo = parseBits(val);
+  else if (key == "neg_hi")
+    I.negHi = parseBits(val);
+  else if (key == "offset")
+    I.offset = (int32_t)parseInt(val), I.hasOffsetReg = true;
+  else if (key == "offset0")
+    I.offset0 = (int32_t)parseInt(val);
+  else if (key == "offset1")
+    I.offset1 = (int32_t)parseInt(val);
+  else if (key == "offen")
+    I.offen = true;
+  else if (key == "idxen")
+    I.idxen = true;
+  else if (key == "glc" || key == "sc0")
+    I.glc = true;
+  else if (key == "cbsz")
+    I.cbsz = (uint8_t)parseInt(val);
+  else if (key == "abid")
+    I.abid = (uint8_t)parseInt(val);
+  else if (key == "blgp")
+    I.blgp = (uint8_t)parseInt(val);
+  else if (key == "bitop3")
+    I.bitop3 = (uint8_t)parseInt(val);
+  else if (key == "fi")
+    I.fi = val == "1";
+  else if (key == "row_mask")
+    I.rowMask = (uint8_t)parseInt(val);
+  else if (key == "bank_mask")
+    I.bankMask = (uint8_t)parseInt(val);
+  else if (key == "bound_ctrl")
+    I.boundCtrl = true; // bound_ctrl:0 and :1 both mean the bit is set
+  else if (key == "quad_perm") {
+    I.dppKind = 1;
+    SmallVector<StringRef, 4> p;
+    val.trim("[]").split(p, ',');
+    for (unsigned i = 0; i < 4 && i < p.size(); ++i)
+      I.quadPerm[i] = (uint8_t)parseInt(p[i]);
+  } else if (key == "row_shl")
+    I.dppKind = 2, I.dppArg = (uint8_t)parseInt(val);
+  else if (key == "row_shr")
+    I.dppKind = 3, I.dppArg = (uint8_t)parseInt(val);
+  else if (key == "row_ror")
+    I.dppKind = 4, I.dppArg = (uint8_t)parseInt(val);
+  else if (key == "wave_shl")
+    I.dppKind = 5;
+  else if (key == "wave_rol")
+    I.dppKind = 6;
+  else if (key == "wave_shr")
+    I.dppKind = 7;
+  else if (key == "wave_ror")
+    I.dppKind = 8;
+  else if (key == "row_mirror")
+    I.dppKind = 9;
+  else if (key == "row_half_mirror")
+    I.dppKind = 10;
+  else if (key == "row_bcast")
+    I.dppKind = val == "15" ? 11 : 12;
+  else if (key == "dst_sel")
+    I.dstSel = parseSel(val);
+  else if (key == "dst_unused")
+    I.dstUnused = val == "UNUSED_SEXT" ? 1 : val == "UNUSED_PRESERVE" ? 2 : 0;
+  else if (key == "src0_sel")
+    I.src0Sel = parseSel(val);
+  else if (key == "src1_sel")
+    I.src1Sel = parseSel(val);
+  else if (key == "row_newbcast")
+    // gfx90a+ DPP control 0x150 + n: every lane of a row reads lane n of
+    // its row (LLVM SIDefines.h DppCtrl::ROW_NEWBCAST_FIRST..LAST; the
+    // same encoding is row_share on gfx10+).
+    I.dppKind = 13, I.dppArg = (uint8_t)(parseInt(val) & 15);
+  else if (key == "lds" && val.empty() &&
+           (n == "buffer_load_dword" || n == "buffer_load_dwordx3" ||
+            n == "buffer_load_dwordx4"))
+    I.lds = true; // The sub-dword lds forms are not modelled.
+  else if ((key == "sc1" || key == "nt" || key == "slc") && val.empty())
+    ; // Cache-policy hints: no effect on the values a kernel sees.
+  else if (n.starts_with("s_waitcnt") &&
+           (tok.starts_with("vmcnt(") || tok.starts_with("lgkmcnt(") ||
+            tok.starts_with("expcnt(") || tok.starts_with("vscnt(")))
+    ; // Counter waits: the timing model reads them from the text.
+  else if (n.starts_with("s_setreg") || n.starts_with("s_getreg"))
+    ; // hwreg(...) operands: mode writes are ignored (docs/emulator.md).
+  else if (I.decodeError.empty())
+    I.decodeError =
+        (Twine("unmodelled operand or modifier '") + tok + "'").str();
+}
+
+/// The operand fix-ups of the forms whose printed operands are not the
+/// handlers' (\p n: the mnemonic); false (with I.decodeError) when the
+/// instruction cannot be executed.
+bool fixUpOperands(Inst &I, StringRef n) {
+  // The LDS-DMA form prints no data register: keep vaddr, srsrc, soffset at
+  // the places the buffer handlers read them from.
+  if (I.lds) {
+    if (I.nOps >= 8) {
+      I.decodeError = "too many operands for the lds form";
+      return false;
+    }
+    for (unsigned i = I.nOps; i > 0; --i)
+      I.ops[i] = I.ops[i - 1];
+    I.ops[0] = Operand();
+    ++I.nOps;
+  }
+  // s_waitcnt: the vmcnt to wait for (63, the counter's maximum, when the
+  // printed form has no vmcnt); s_waitcnt_vmcnt null, N: its immediate.
+  if (n == "s_waitcnt") {
+    I.aux = 63;
+    size_t at = StringRef(I.text).find("vmcnt(");
+    if (at != StringRef::npos)
+      I.aux = (int)parseInt(StringRef(I.text).drop_front(at + 6).take_until(
+          [](char c) { return c == ')'; }));
+  } else if (n == "s_waitcnt_vmcnt" && I.nOps == 2 &&
+             I.ops[1].kind == OpKind::Imm) {
+    I.aux = (int)(I.ops[1].imm[0] & 0xffff);
+  }
+  // v_fmac_* / v_mac_*: vdst is also the addend (D = S0 * S1 + D). They share
+  // the 3-source fma/mad handlers, so the old vdst becomes source 2.
+  if ((n.starts_with("v_fmac_") || n.starts_with("v_mac_")) && I.nOps == 3) {
+    I.ops[3] = I.ops[0];
+    I.ops[3].neg = I.ops[3].abs = false;
+    I.nOps = 4;
+  }
+  return true;
+}
+
+/// DPP and SDWA forms: the handler runs on temporaries (Tmp operands) that
+/// dppWrapper / sdwaWrapper fill from the original operands, then call it.
+void wrapDppSdwa(Inst &I) {
+  unsigned s0 = I.src0Idx;
+  I.inner = I.fn;
+  I.orig[0] = I.ops[s0];
+  I.orig[1] = s0 + 1 < I.nOps ? I.ops[s0 + 1] : Operand();
+  I.orig[2] = I.ops[0];
+  I.src0Sext = I.orig[0].sext;
+  I.src1Sext = I.orig[1].sext;
+  Operand tmp;
+  tmp.kind = OpKind::Tmp;
+  tmp.reg = 0;
+  I.ops[s0] = tmp;
+  I.ops[s0].neg = I.orig[0].neg;
+  I.ops[s0].abs = I.orig[0].abs;
+  if (I.isSdwa) {
+    if (s0 + 1 < I.nOps && I.orig[1].kind == OpKind::VReg) {
+      tmp.reg = 1;
+      I.ops[s0 + 1] = tmp;
+      I.ops[s0 + 1].neg = I.orig[1].neg;
+      I.ops[s0 + 1].abs = I.orig[1].abs;
+    }
+    if (I.orig[2].kind == OpKind::VReg) {
+      tmp.reg = 2;
+      tmp.width = I.orig[2].width;
+      I.ops[0] = tmp;
+    }
+    I.fn = sdwaWrapper();
+  } else {
+    I.fn = dppWrapper();
+  }
+}
+
 } // namespace
 
 Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
@@ -349,24 +546,7 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
     return I;
   }
   I.size = (uint8_t)size;
-  // LLVM's scheduling model for gfx950 (SIDPGFX950FullSpeedModel in
-  // SISchedule.td): latency and reciprocal throughput, for the timing model.
-  const MCSchedModel &sm = impl->sti->getSchedModel();
-  if (sm.hasInstrSchedModel()) {
-    unsigned sc = impl->mii->get(mi.getOpcode()).getSchedClass();
-    const MCSchedClassDesc *d = sm.getSchedClassDesc(sc);
-    for (unsigned guard = 0; d && d->isVariant() && guard < 8; ++guard) {
-      sc = impl->sti->resolveVariantSchedClass(sc, &mi, impl->mii.get(),
-                                               sm.getProcessorID());
-      d = sc ? sm.getSchedClassDesc(sc) : nullptr;
-    }
-    if (d && d->isValid() && !d->isVariant()) {
-      int lat = MCSchedModel::computeInstrLatency(*impl->sti, *d);
-      double thr = MCSchedModel::getReciprocalThroughput(*impl->sti, *d);
-      I.schedLatency = (uint16_t)std::clamp(lat, 0, 4096);
-      I.schedThroughput = (uint16_t)std::clamp(thr, 0.0, 4096.0);
-    }
-  }
+  setSchedInfo(I, mi, *impl->sti, *impl->mii);
   std::string text;
   raw_string_ostream os(text);
   impl->printer->printInst(&mi, pc, "", *impl->sti, os);
@@ -419,106 +599,7 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
       }
       inOperands = false;
     }
-    // Modifiers. Every token must be one the emulator models; anything else
-    // is recorded and refused when the instruction executes (a dropped token
-    // would silently change the meaning of the others, as `lds` once did).
-    auto [key, val] = tok.split(':');
-    if (key == "clamp")
-      I.clamp = true;
-    else if (key == "mul")
-      I.omod = val == "2" ? 1 : 2;
-    else if (key == "div")
-      I.omod = 3;
-    else if (key == "op_sel")
-      I.opSel = parseBits(val);
-    else if (key == "op_sel_hi")
-      I.opSelHi = parseBits(val);
-    else if (key == "neg_lo")
-      I.negLo = parseBits(val);
-    else if (key == "neg_hi")
-      I.negHi = parseBits(val);
-    else if (key == "offset")
-      I.offset = (int32_t)parseInt(val), I.hasOffsetReg = true;
-    else if (key == "offset0")
-      I.offset0 = (int32_t)parseInt(val);
-    else if (key == "offset1")
-      I.offset1 = (int32_t)parseInt(val);
-    else if (key == "offen")
-      I.offen = true;
-    else if (key == "idxen")
-      I.idxen = true;
-    else if (key == "glc" || key == "sc0")
-      I.glc = true;
-    else if (key == "cbsz")
-      I.cbsz = (uint8_t)parseInt(val);
-    else if (key == "abid")
-      I.abid = (uint8_t)parseInt(val);
-    else if (key == "blgp")
-      I.blgp = (uint8_t)parseInt(val);
-    else if (key == "bitop3")
-      I.bitop3 = (uint8_t)parseInt(val);
-    else if (key == "fi")
-      I.fi = val == "1";
-    else if (key == "row_mask")
-      I.rowMask = (uint8_t)parseInt(val);
-    else if (key == "bank_mask")
-      I.bankMask = (uint8_t)parseInt(val);
-    else if (key == "bound_ctrl")
-      I.boundCtrl = true; // bound_ctrl:0 and :1 both mean the bit is set
-    else if (key == "quad_perm") {
-      I.dppKind = 1;
-      SmallVector<StringRef, 4> p;
-      val.trim("[]").split(p, ',');
-      for (unsigned i = 0; i < 4 && i < p.size(); ++i)
-        I.quadPerm[i] = (uint8_t)parseInt(p[i]);
-    } else if (key == "row_shl")
-      I.dppKind = 2, I.dppArg = (uint8_t)parseInt(val);
-    else if (key == "row_shr")
-      I.dppKind = 3, I.dppArg = (uint8_t)parseInt(val);
-    else if (key == "row_ror")
-      I.dppKind = 4, I.dppArg = (uint8_t)parseInt(val);
-    else if (key == "wave_shl")
-      I.dppKind = 5;
-    else if (key == "wave_rol")
-      I.dppKind = 6;
-    else if (key == "wave_shr")
-      I.dppKind = 7;
-    else if (key == "wave_ror")
-      I.dppKind = 8;
-    else if (key == "row_mirror")
-      I.dppKind = 9;
-    else if (key == "row_half_mirror")
-      I.dppKind = 10;
-    else if (key == "row_bcast")
-      I.dppKind = val == "15" ? 11 : 12;
-    else if (key == "dst_sel")
-      I.dstSel = parseSel(val);
-    else if (key == "dst_unused")
-      I.dstUnused = val == "UNUSED_SEXT" ? 1 : val == "UNUSED_PRESERVE" ? 2 : 0;
-    else if (key == "src0_sel")
-      I.src0Sel = parseSel(val);
-    else if (key == "src1_sel")
-      I.src1Sel = parseSel(val);
-    else if (key == "row_newbcast")
-      // gfx90a+ DPP control 0x150 + n: every lane of a row reads lane n of
-      // its row (LLVM SIDefines.h DppCtrl::ROW_NEWBCAST_FIRST..LAST; the
-      // same encoding is row_share on gfx10+).
-      I.dppKind = 13, I.dppArg = (uint8_t)(parseInt(val) & 15);
-    else if (key == "lds" && val.empty() &&
-             (n == "buffer_load_dword" || n == "buffer_load_dwordx3" ||
-              n == "buffer_load_dwordx4"))
-      I.lds = true; // The sub-dword lds forms are not modelled.
-    else if ((key == "sc1" || key == "nt" || key == "slc") && val.empty())
-      ; // Cache-policy hints: no effect on the values a kernel sees.
-    else if (n.starts_with("s_waitcnt") &&
-             (tok.starts_with("vmcnt(") || tok.starts_with("lgkmcnt(") ||
-              tok.starts_with("expcnt(") || tok.starts_with("vscnt(")))
-      ; // Counter waits: the timing model reads them from the text.
-    else if (n.starts_with("s_setreg") || n.starts_with("s_getreg"))
-      ; // hwreg(...) operands: mode writes are ignored (docs/emulator.md).
-    else if (I.decodeError.empty())
-      I.decodeError =
-          (Twine("unmodelled operand or modifier '") + tok + "'").str();
+    parseModifier(I, tok, n);
   }
   if (it == table.end())
     return I; // "unimplemented instruction" says more than its modifiers.
@@ -526,71 +607,11 @@ Inst Decoder::decode(ArrayRef<uint8_t> bytes, uint64_t pc) {
     I.fn = execUnimplemented;
     return I;
   }
-  // The LDS-DMA form prints no data register: keep vaddr, srsrc, soffset at
-  // the places the buffer handlers read them from.
-  if (I.lds) {
-    if (I.nOps >= 8) {
-      I.decodeError = "too many operands for the lds form";
-      return I;
-    }
-    for (unsigned i = I.nOps; i > 0; --i)
-      I.ops[i] = I.ops[i - 1];
-    I.ops[0] = Operand();
-    ++I.nOps;
-  }
-  // s_waitcnt: the vmcnt to wait for (63, the counter's maximum, when the
-  // printed form has no vmcnt); s_waitcnt_vmcnt null, N: its immediate.
-  if (n == "s_waitcnt") {
-    I.aux = 63;
-    size_t at = StringRef(I.text).find("vmcnt(");
-    if (at != StringRef::npos)
-      I.aux = (int)parseInt(
-          StringRef(I.text).drop_front(at + 6).take_until([](char c) {
-            return c == ')';
-          }));
-  } else if (n == "s_waitcnt_vmcnt" && I.nOps == 2 &&
-             I.ops[1].kind == OpKind::Imm) {
-    I.aux = (int)(I.ops[1].imm[0] & 0xffff);
-  }
-  // v_fmac_* / v_mac_*: vdst is also the addend (D = S0 * S1 + D). They share
-  // the 3-source fma/mad handlers, so the old vdst becomes source 2.
-  if ((n.starts_with("v_fmac_") || n.starts_with("v_mac_")) && I.nOps == 3) {
-    I.ops[3] = I.ops[0];
-    I.ops[3].neg = I.ops[3].abs = false;
-    I.nOps = 4;
-  }
+  if (!fixUpOperands(I, n))
+    return I;
   I.fn = it->second.fn;
   I.src0Idx = it->second.nDst;
-  if (I.isDpp || I.isSdwa) {
-    unsigned s0 = I.src0Idx;
-    I.inner = I.fn;
-    I.orig[0] = I.ops[s0];
-    I.orig[1] = s0 + 1 < I.nOps ? I.ops[s0 + 1] : Operand();
-    I.orig[2] = I.ops[0];
-    I.src0Sext = I.orig[0].sext;
-    I.src1Sext = I.orig[1].sext;
-    Operand tmp;
-    tmp.kind = OpKind::Tmp;
-    tmp.reg = 0;
-    I.ops[s0] = tmp;
-    I.ops[s0].neg = I.orig[0].neg;
-    I.ops[s0].abs = I.orig[0].abs;
-    if (I.isSdwa) {
-      if (s0 + 1 < I.nOps && I.orig[1].kind == OpKind::VReg) {
-        tmp.reg = 1;
-        I.ops[s0 + 1] = tmp;
-        I.ops[s0 + 1].neg = I.orig[1].neg;
-        I.ops[s0 + 1].abs = I.orig[1].abs;
-      }
-      if (I.orig[2].kind == OpKind::VReg) {
-        tmp.reg = 2;
-        tmp.width = I.orig[2].width;
-        I.ops[0] = tmp;
-      }
-      I.fn = sdwaWrapper();
-    } else {
-      I.fn = dppWrapper();
-    }
-  }
+  if (I.isDpp || I.isSdwa)
+    wrapDppSdwa(I);
   return I;
 }

@@ -285,23 +285,31 @@ struct Emulator::Impl {
     }
     return slot;
   }
+
+  /// Instructions executed by class, lane operations, and all of them (for
+  /// the instruction limit), over a launch.
+  struct Counts {
+    uint64_t cls[16] = {0};
+    uint64_t laneOps = 0, total = 0;
+  };
+
+  /// Runs the waves of one workgroup round-robin between barriers, each
+  /// until it ends or waits at a barrier; a barrier releases when no wave
+  /// runs.
+  Error runWorkgroup(const CodeObject &co, Exec &X, std::vector<Wave> &waves,
+                     Counts &counts, TraceSink *sink, uint64_t limit,
+                     std::array<uint32_t, 3> id, uint64_t wgIndex);
 };
 
 Emulator::Emulator(const CodeObject &co)
     : co(co), impl(std::make_unique<Impl>()) {}
 Emulator::~Emulator() = default;
 
-Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
-                       std::vector<KernelArg> &args) {
-  auto kOr = co.findKernel(kernel);
-  if (!kOr)
-    return kOr.takeError();
-  const KernelInfo &K = **kOr;
-  lastStats = Stats();
-  Stats &st = lastStats;
-  auto t0 = std::chrono::steady_clock::now();
+namespace {
 
-  // Geometry.
+/// The launch's geometry against the kernel and the hardware: grid and
+/// block sizes, the kernel's block, whole waves, LDS.
+Error checkGeometry(const KernelInfo &K, const LaunchConfig &cfg) {
   for (unsigned i = 0; i < 3; ++i)
     if (cfg.grid[i] == 0 || cfg.block[i] == 0)
       return usage("grid and block dimensions must be >= 1");
@@ -336,8 +344,16 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
     return usage(formatv("LDS size {0} (static {1} + dynamic {2}) exceeds "
                          "160 KiB",
                          ldsSize, K.groupSegmentSize, cfg.dynamicLds));
+  return Error::success();
+}
 
-  // Arguments.
+/// The kernarg segment: every explicit argument checked against the
+/// kernel's metadata (and the description's specs, when given), buffers
+/// mapped as regions of \p X at their own base, then the hidden arguments.
+Expected<std::vector<uint8_t>> buildKernarg(const KernelInfo &K,
+                                            const LaunchConfig &cfg,
+                                            std::vector<KernelArg> &args,
+                                            Exec &X) {
   std::vector<const ArgInfo *> explicitArgs;
   for (const ArgInfo &a : K.args)
     if (a.isExplicit())
@@ -348,11 +364,7 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
   const std::vector<ArgSpec> *specs = cfg.argSpecs ? &*cfg.argSpecs : nullptr;
   if (specs)
     if (Error e = checkArgs(K, *specs, args))
-      return e;
-  Exec X;
-  X.stats = &st;
-  X.codeBase = kCodeBase;
-  X.ftz32 = ((K.pgmRsrc1 >> 16) & 3) != 3;
+      return std::move(e);
   // The loader bounds every offset + size by kMaxKernargBytes.
   uint64_t kaSize = K.kernargSegmentSize;
   for (const ArgInfo &a : K.args)
@@ -407,25 +419,248 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
           : cfg.grid[1] > 1 || cfg.block[1] > 1 ? 2
                                                 : 1);
   }
+  return kernarg;
+}
+
+/// The HSA kernel dispatch packet of the launch.
+void fillDispatchPacket(uint8_t (&dispatch)[64], const KernelInfo &K,
+                        const LaunchConfig &cfg) {
+  uint16_t ws[3] = {(uint16_t)cfg.block[0], (uint16_t)cfg.block[1],
+                    (uint16_t)cfg.block[2]};
+  uint16_t setup = 3;
+  std::memcpy(dispatch + 2, &setup, 2);
+  std::memcpy(dispatch + 4, ws, 6);
+  for (unsigned i = 0; i < 3; ++i) {
+    uint32_t g = cfg.grid[i] * cfg.block[i];
+    std::memcpy(dispatch + 12 + 4 * i, &g, 4);
+  }
+  uint32_t ps = K.privateSegmentSize, gs = K.groupSegmentSize + cfg.dynamicLds;
+  std::memcpy(dispatch + 24, &ps, 4);
+  std::memcpy(dispatch + 28, &gs, 4);
+  uint64_t ko = kCodeBase + K.descriptorAddress, ka = kKernargBase;
+  std::memcpy(dispatch + 32, &ko, 8);
+  std::memcpy(dispatch + 40, &ka, 8);
+}
+
+/// Wave \p w of workgroup (gx, gy, gz) as the kernel descriptor asks
+/// (AMDGPUUsage, "Initial Kernel Execution State"): registers cleared (the
+/// first \p nv VGPRs and \p na AGPRs, those a kernel may read), work-item
+/// ids in v0, the user SGPRs (pointers, preloaded kernargs), then the
+/// workgroup ids.
+void initWave(Wave &W, unsigned w, const KernelInfo &K, const LaunchConfig &cfg,
+              uint64_t blockSize, unsigned nv, unsigned na,
+              const std::vector<uint8_t> &kernarg, uint32_t gx, uint32_t gy,
+              uint32_t gz) {
+  std::memset(W.s, 0, sizeof(W.s));
+  W.scc = 0;
+  std::fill(W.v.begin(), W.v.begin() + nv * 64, 0);
+  std::fill(W.a.begin(), W.a.begin() + na * 64, 0);
+  W.done = W.atBarrier = false;
+  W.vmq.clear();
+  W.dmaQueued = false;
+  W.id = w;
+  W.firstThread = w * 64;
+  W.pc = kCodeBase + K.entryAddress;
+  uint64_t exec = 0;
+  for (unsigned l = 0; l < 64; ++l) {
+    uint64_t t = (uint64_t)w * 64 + l;
+    if (t >= blockSize)
+      continue;
+    exec |= 1ull << l;
+    uint32_t x = t % cfg.block[0], y = (t / cfg.block[0]) % cfg.block[1],
+             z = t / ((uint64_t)cfg.block[0] * cfg.block[1]);
+    W.v[l] = x | (y << 10) | (z << 20);
+  }
+  W.setExec(exec);
+  unsigned s = 0;
+  auto put64 = [&](uint64_t v) {
+    W.s[s++] = (uint32_t)v;
+    W.s[s++] = (uint32_t)(v >> 32);
+  };
+  uint16_t props = K.kernelCodeProperties;
+  unsigned userSgprs = (K.pgmRsrc2 >> 1) & 31;
+  using namespace amdhsa;
+  if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER)
+    s += 4;
+  if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_DISPATCH_PTR)
+    put64(kDispatchBase);
+  if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_QUEUE_PTR)
+    put64(kQueueBase);
+  if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_KERNARG_SEGMENT_PTR)
+    put64(kKernargBase);
+  if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_DISPATCH_ID)
+    put64(0);
+  if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_FLAT_SCRATCH_INIT)
+    put64(0);
+  if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_PRIVATE_SEGMENT_SIZE)
+    W.s[s++] = K.privateSegmentSize;
+  unsigned preLen = K.kernargPreload & 0x7f,
+           preOff = (K.kernargPreload >> 7) & 0x1ff;
+  for (unsigned i = 0; i < preLen && s < 100; ++i) {
+    uint32_t v = 0;
+    if ((preOff + i) * 4 + 4 <= kernarg.size())
+      std::memcpy(&v, kernarg.data() + (preOff + i) * 4, 4);
+    W.s[s++] = v;
+  }
+  s = std::max(s, userSgprs);
+  if (K.pgmRsrc2 & (1u << 7))
+    W.s[s++] = gx;
+  if (K.pgmRsrc2 & (1u << 8))
+    W.s[s++] = gy;
+  if (K.pgmRsrc2 & (1u << 9))
+    W.s[s++] = gz;
+  if (K.pgmRsrc2 & (1u << 10))
+    W.s[s++] = 0;
+  if (K.pgmRsrc2 & 1u)
+    W.s[s++] = 0; // private segment wave offset
+}
+
+/// What the trace sink sees of one executed instruction.
+TraceEvent traceEvent(const Inst &I, const Exec &X, const Wave &W,
+                      uint64_t execAtIssue, uint32_t gx, uint32_t gy,
+                      uint32_t gz, uint64_t wgIndex) {
+  TraceEvent ev;
+  ev.mnemonic = I.name;
+  ev.text = I.text;
+  ev.cls = (InstClass)I.cls;
+  ev.pc = I.pc - kCodeBase;
+  ev.size = I.size;
+  ev.exec = execAtIssue;
+  ev.schedLatency = I.schedLatency;
+  ev.schedThroughput = I.schedThroughput;
+  ev.cbsz = I.cbsz;
+  ev.blgp = I.blgp;
+  ev.space = X.mem.space;
+  ev.store = X.mem.store;
+  ev.bytesPerAddress = X.mem.bytes;
+  ev.addresses = ArrayRef<uint64_t>(X.mem.addr, X.mem.n);
+  ev.workgroup = {gx, gy, gz};
+  ev.workgroupIndex = wgIndex;
+  ev.wave = W.id;
+  return ev;
+}
+
+/// The launch's statistics from the per-class counts, and the MFMAs by
+/// kind from the decoded instructions' counts (which start again at 0).
+void collectStats(Stats &st, const uint64_t (&clsCount)[16], uint64_t laneOps,
+                  std::deque<Inst> &insts) {
+  st.salu = clsCount[(unsigned)Cls::SALU];
+  st.smem = clsCount[(unsigned)Cls::SMEM];
+  st.branch = clsCount[(unsigned)Cls::Branch];
+  st.valu = clsCount[(unsigned)Cls::VALU];
+  st.valuTrans = clsCount[(unsigned)Cls::Trans];
+  st.mfma = clsCount[(unsigned)Cls::MFMA];
+  st.lds = clsCount[(unsigned)Cls::LDS];
+  st.global = clsCount[(unsigned)Cls::Global];
+  st.scratch = clsCount[(unsigned)Cls::Scratch];
+  st.barriers = clsCount[(unsigned)Cls::Barrier];
+  st.waitcnts = clsCount[(unsigned)Cls::Waitcnt];
+  st.nops = clsCount[(unsigned)Cls::Nop];
+  st.other = clsCount[(unsigned)Cls::Other];
+  for (unsigned i = 0; i < 16; ++i)
+    st.waveInstructions += clsCount[i];
+  st.laneOps = laneOps;
+  for (Inst &I : insts) {
+    if (I.cls == Cls::MFMA && I.count)
+      st.mfmaByKind[I.name] += I.count;
+    I.count = 0;
+  }
+}
+
+} // namespace
+
+Error Emulator::Impl::runWorkgroup(const CodeObject &co, Exec &X,
+                                   std::vector<Wave> &waves, Counts &counts,
+                                   TraceSink *sink, uint64_t limit,
+                                   std::array<uint32_t, 3> id,
+                                   uint64_t wgIndex) {
+  const uint32_t gx = id[0], gy = id[1], gz = id[2];
+  for (;;) {
+    bool anyRunning = false;
+    for (Wave &W : waves) {
+      if (W.done || W.atBarrier)
+        continue;
+      anyRunning = true;
+      while (!W.done && !W.atBarrier) {
+        Inst *I = fetch(co, W.pc);
+        if (!I)
+          return err(formatv("wave {0} of workgroup ({1},{2},{3}) "
+                             "jumped outside the code image: pc {4:x}",
+                             W.id, gx, gy, gz, W.pc - kCodeBase));
+        ++I->count;
+        ++counts.cls[(unsigned)I->cls];
+        unsigned cls = (unsigned)I->cls;
+        if (cls >= (unsigned)Cls::VALU && cls <= (unsigned)Cls::Scratch)
+          counts.laneOps += __builtin_popcountll(W.exec());
+        W.pc += I->size;
+        if (!sink) {
+          I->fn(X, W, *I);
+        } else {
+          X.mem.n = 0;
+          X.mem.space = MemSpace::None;
+          uint64_t execAtIssue = W.exec();
+          I->fn(X, W, *I);
+          TraceEvent ev =
+              traceEvent(*I, X, W, execAtIssue, gx, gy, gz, wgIndex);
+          if (!X.failed)
+            sink->onInst(ev);
+        }
+        if (X.failed)
+          return err(formatv("wave {0} of workgroup ({1},{2},{3}): {4}", W.id,
+                             gx, gy, gz, X.error));
+        // vmcnt bookkeeping: every vector memory instruction is
+        // outstanding until an s_waitcnt vmcnt retires it.
+        if (cls == (unsigned)Cls::Global || cls == (unsigned)Cls::Scratch) {
+          if (!W.dmaQueued)
+            W.vmq.push_back(nullptr);
+          W.dmaQueued = false;
+        }
+        if (W.done)
+          retireVm(X, W, 0);
+        if (limit && ++counts.total > limit)
+          return err(formatv("instruction limit {0} reached", limit));
+      }
+    }
+    bool anyBarrier = false;
+    for (Wave &W : waves)
+      anyBarrier |= W.atBarrier;
+    // The barrier releases (or the workgroup ends): LDS-DMA writes
+    // retired before it land now (Internal.h, DmaWrite).
+    X.landDma();
+    if (!anyBarrier)
+      return Error::success();
+    for (Wave &W : waves)
+      W.atBarrier = false;
+    (void)anyRunning;
+  }
+}
+
+Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
+                       std::vector<KernelArg> &args) {
+  auto kOr = co.findKernel(kernel);
+  if (!kOr)
+    return kOr.takeError();
+  const KernelInfo &K = **kOr;
+  lastStats = Stats();
+  Stats &st = lastStats;
+  auto t0 = std::chrono::steady_clock::now();
+  if (Error e = checkGeometry(K, cfg))
+    return e;
+  const uint64_t blockSize =
+      (uint64_t)cfg.block[0] * cfg.block[1] * cfg.block[2];
+  const uint64_t ldsSize = (uint64_t)K.groupSegmentSize + cfg.dynamicLds;
+
+  Exec X;
+  X.stats = &st;
+  X.codeBase = kCodeBase;
+  X.ftz32 = ((K.pgmRsrc1 >> 16) & 3) != 3;
+  auto kernargOr = buildKernarg(K, cfg, args, X);
+  if (!kernargOr)
+    return kernargOr.takeError();
+  std::vector<uint8_t> &kernarg = *kernargOr;
   // Fixed regions: code image, kernarg segment, dispatch packet, queue.
   uint8_t dispatch[64] = {0};
-  {
-    uint16_t ws[3] = {(uint16_t)cfg.block[0], (uint16_t)cfg.block[1],
-                      (uint16_t)cfg.block[2]};
-    uint16_t setup = 3;
-    std::memcpy(dispatch + 2, &setup, 2);
-    std::memcpy(dispatch + 4, ws, 6);
-    for (unsigned i = 0; i < 3; ++i) {
-      uint32_t g = cfg.grid[i] * cfg.block[i];
-      std::memcpy(dispatch + 12 + 4 * i, &g, 4);
-    }
-    uint32_t ps = K.privateSegmentSize, gs = K.groupSegmentSize + cfg.dynamicLds;
-    std::memcpy(dispatch + 24, &ps, 4);
-    std::memcpy(dispatch + 28, &gs, 4);
-    uint64_t ko = kCodeBase + K.descriptorAddress, ka = kKernargBase;
-    std::memcpy(dispatch + 32, &ko, 8);
-    std::memcpy(dispatch + 40, &ka, 8);
-  }
+  fillDispatchPacket(dispatch, K, cfg);
   std::vector<uint8_t> queue(256, 0);
   std::vector<uint8_t> image(co.image().begin(), co.image().end());
   X.regions.push_back({kCodeBase, image.size(), image.data(), false, "code"});
@@ -445,10 +680,7 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
     W.a.assign(256 * 64, 0);
     W.scratch.assign((size_t)K.privateSegmentSize * 64, 0);
   }
-  uint16_t props = K.kernelCodeProperties;
-  unsigned userSgprs = (K.pgmRsrc2 >> 1) & 31;
-  uint64_t clsCount[16] = {0};
-  uint64_t laneOps = 0, total = 0;
+  Impl::Counts counts;
   const uint64_t limit = cfg.maxWaveInstructions;
 
   TraceSink *sink = cfg.trace;
@@ -476,174 +708,21 @@ Error Emulator::launch(StringRef kernel, const LaunchConfig &cfg,
         X.lds.assign(ldsSize, 0);
         X.dmaAtBarrier.clear();
         X.wavesInGroup = nWaves;
-        for (unsigned w = 0; w < nWaves; ++w) {
-          Wave &W = waves[w];
-          std::memset(W.s, 0, sizeof(W.s));
-          W.scc = 0;
-          std::fill(W.v.begin(), W.v.begin() + nv * 64, 0);
-          std::fill(W.a.begin(), W.a.begin() + na * 64, 0);
-          W.done = W.atBarrier = false;
-          W.vmq.clear();
-          W.dmaQueued = false;
-          W.id = w;
-          W.firstThread = w * 64;
-          W.pc = kCodeBase + K.entryAddress;
-          uint64_t exec = 0;
-          for (unsigned l = 0; l < 64; ++l) {
-            uint64_t t = (uint64_t)w * 64 + l;
-            if (t >= blockSize)
-              continue;
-            exec |= 1ull << l;
-            uint32_t x = t % cfg.block[0], y = (t / cfg.block[0]) % cfg.block[1],
-                     z = t / ((uint64_t)cfg.block[0] * cfg.block[1]);
-            W.v[l] = x | (y << 10) | (z << 20);
-          }
-          W.setExec(exec);
-          unsigned s = 0;
-          auto put64 = [&](uint64_t v) {
-            W.s[s++] = (uint32_t)v;
-            W.s[s++] = (uint32_t)(v >> 32);
-          };
-          using namespace amdhsa;
-          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER)
-            s += 4;
-          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_DISPATCH_PTR)
-            put64(kDispatchBase);
-          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_QUEUE_PTR)
-            put64(kQueueBase);
-          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_KERNARG_SEGMENT_PTR)
-            put64(kKernargBase);
-          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_DISPATCH_ID)
-            put64(0);
-          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_FLAT_SCRATCH_INIT)
-            put64(0);
-          if (props & KERNEL_CODE_PROPERTY_ENABLE_SGPR_PRIVATE_SEGMENT_SIZE)
-            W.s[s++] = K.privateSegmentSize;
-          unsigned preLen = K.kernargPreload & 0x7f,
-                   preOff = (K.kernargPreload >> 7) & 0x1ff;
-          for (unsigned i = 0; i < preLen && s < 100; ++i) {
-            uint32_t v = 0;
-            if ((preOff + i) * 4 + 4 <= kernarg.size())
-              std::memcpy(&v, kernarg.data() + (preOff + i) * 4, 4);
-            W.s[s++] = v;
-          }
-          s = std::max(s, userSgprs);
-          if (K.pgmRsrc2 & (1u << 7))
-            W.s[s++] = gx;
-          if (K.pgmRsrc2 & (1u << 8))
-            W.s[s++] = gy;
-          if (K.pgmRsrc2 & (1u << 9))
-            W.s[s++] = gz;
-          if (K.pgmRsrc2 & (1u << 10))
-            W.s[s++] = 0;
-          if (K.pgmRsrc2 & 1u)
-            W.s[s++] = 0; // private segment wave offset
-        }
+        for (unsigned w = 0; w < nWaves; ++w)
+          initWave(waves[w], w, K, cfg, blockSize, nv, na, kernarg, gx, gy, gz);
         ++st.workgroups;
         st.waves += nWaves;
         if (sink)
           sink->beginWorkgroup(wgIndex, {gx, gy, gz}, nWaves);
         // Round-robin between barriers.
-        for (;;) {
-          bool anyRunning = false;
-          for (Wave &W : waves) {
-            if (W.done || W.atBarrier)
-              continue;
-            anyRunning = true;
-            while (!W.done && !W.atBarrier) {
-              Inst *I = impl->fetch(co, W.pc);
-              if (!I)
-                return err(formatv("wave {0} of workgroup ({1},{2},{3}) "
-                                   "jumped outside the code image: pc {4:x}",
-                                   W.id, gx, gy, gz, W.pc - kCodeBase));
-              ++I->count;
-              ++clsCount[(unsigned)I->cls];
-              unsigned cls = (unsigned)I->cls;
-              if (cls >= (unsigned)Cls::VALU && cls <= (unsigned)Cls::Scratch)
-                laneOps += __builtin_popcountll(W.exec());
-              W.pc += I->size;
-              if (!sink) {
-                I->fn(X, W, *I);
-              } else {
-                X.mem.n = 0;
-                X.mem.space = MemSpace::None;
-                uint64_t execAtIssue = W.exec();
-                I->fn(X, W, *I);
-                TraceEvent ev;
-                ev.mnemonic = I->name;
-                ev.text = I->text;
-                ev.cls = (InstClass)I->cls;
-                ev.pc = I->pc - kCodeBase;
-                ev.size = I->size;
-                ev.exec = execAtIssue;
-                ev.schedLatency = I->schedLatency;
-                ev.schedThroughput = I->schedThroughput;
-                ev.cbsz = I->cbsz;
-                ev.blgp = I->blgp;
-                ev.space = X.mem.space;
-                ev.store = X.mem.store;
-                ev.bytesPerAddress = X.mem.bytes;
-                ev.addresses = ArrayRef<uint64_t>(X.mem.addr, X.mem.n);
-                ev.workgroup = {gx, gy, gz};
-                ev.workgroupIndex = wgIndex;
-                ev.wave = W.id;
-                if (!X.failed)
-                  sink->onInst(ev);
-              }
-              if (X.failed)
-                return err(formatv("wave {0} of workgroup ({1},{2},{3}): {4}",
-                                   W.id, gx, gy, gz, X.error));
-              // vmcnt bookkeeping: every vector memory instruction is
-              // outstanding until an s_waitcnt vmcnt retires it.
-              if (cls == (unsigned)Cls::Global ||
-                  cls == (unsigned)Cls::Scratch) {
-                if (!W.dmaQueued)
-                  W.vmq.push_back(nullptr);
-                W.dmaQueued = false;
-              }
-              if (W.done)
-                retireVm(X, W, 0);
-              if (limit && ++total > limit)
-                return err(formatv("instruction limit {0} reached", limit));
-            }
-          }
-          bool anyBarrier = false;
-          for (Wave &W : waves)
-            anyBarrier |= W.atBarrier;
-          // The barrier releases (or the workgroup ends): LDS-DMA writes
-          // retired before it land now (Internal.h, DmaWrite).
-          X.landDma();
-          if (!anyBarrier)
-            break;
-          for (Wave &W : waves)
-            W.atBarrier = false;
-          (void)anyRunning;
-        }
+        if (Error e = impl->runWorkgroup(co, X, waves, counts, sink, limit,
+                                         {gx, gy, gz}, wgIndex))
+          return e;
         if (sink)
           sink->endWorkgroup(wgIndex);
       }
   // Buffers were updated in place (regions point at the args' bytes).
-  st.salu = clsCount[(unsigned)Cls::SALU];
-  st.smem = clsCount[(unsigned)Cls::SMEM];
-  st.branch = clsCount[(unsigned)Cls::Branch];
-  st.valu = clsCount[(unsigned)Cls::VALU];
-  st.valuTrans = clsCount[(unsigned)Cls::Trans];
-  st.mfma = clsCount[(unsigned)Cls::MFMA];
-  st.lds = clsCount[(unsigned)Cls::LDS];
-  st.global = clsCount[(unsigned)Cls::Global];
-  st.scratch = clsCount[(unsigned)Cls::Scratch];
-  st.barriers = clsCount[(unsigned)Cls::Barrier];
-  st.waitcnts = clsCount[(unsigned)Cls::Waitcnt];
-  st.nops = clsCount[(unsigned)Cls::Nop];
-  st.other = clsCount[(unsigned)Cls::Other];
-  for (unsigned i = 0; i < 16; ++i)
-    st.waveInstructions += clsCount[i];
-  st.laneOps = laneOps;
-  for (Inst &I : impl->insts) {
-    if (I.cls == Cls::MFMA && I.count)
-      st.mfmaByKind[I.name] += I.count;
-    I.count = 0;
-  }
+  collectStats(st, counts.cls, counts.laneOps, impl->insts);
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
                    .count();
   return Error::success();

@@ -193,10 +193,9 @@ Expected<std::string> getS(const MpNode &map, StringRef where, StringRef key,
 bool fits(uint64_t a, uint64_t b, uint64_t limit) {
   return a <= limit && b <= limit - a;
 }
-} // namespace
-
-Expected<std::unique_ptr<CodeObject>>
-CodeObject::load(ArrayRef<uint8_t> bytes) {
+/// The ELF header of a gfx950 code object: size limit, magic, class,
+/// machine, and not a clang offload bundle.
+Expected<object::ELF64LEFile> openElf(ArrayRef<uint8_t> bytes) {
   if (bytes.size() > kMaxCodeObjectBytes)
     return err("code object of " + Twine(bytes.size()) +
                " bytes exceeds the limit of " + Twine(kMaxCodeObjectBytes));
@@ -210,15 +209,20 @@ CodeObject::load(ArrayRef<uint8_t> bytes) {
   auto fileOr = object::ELF64LEFile::create(data);
   if (!fileOr)
     return err("not an ELF64 code object: " + toString(fileOr.takeError()));
-  object::ELF64LEFile &F = *fileOr;
-  if (F.getHeader().e_machine != ELF::EM_AMDGPU)
+  if (fileOr->getHeader().e_machine != ELF::EM_AMDGPU)
     return err("ELF machine is not EM_AMDGPU");
-  unsigned mach = F.getHeader().e_flags & ELF::EF_AMDGPU_MACH;
+  unsigned mach = fileOr->getHeader().e_flags & ELF::EF_AMDGPU_MACH;
   if (mach != ELF::EF_AMDGPU_MACH_AMDGCN_GFX950)
     return err("code object is not for gfx950 (e_flags mach 0x" +
                utohexstr(mach, true) + ")");
+  return std::move(*fileOr);
+}
 
-  std::unique_ptr<CodeObject> co(new CodeObject());
+/// The image: every PT_LOAD segment at its address, each within the file
+/// and the image limit; returns the NT_AMDGPU_METADATA note's blob.
+Expected<std::string> loadSegments(const object::ELF64LEFile &F,
+                                   ArrayRef<uint8_t> bytes,
+                                   std::vector<uint8_t> &image) {
   auto phdrs = F.program_headers();
   if (!phdrs)
     return err(toString(phdrs.takeError()));
@@ -241,13 +245,13 @@ CodeObject::load(ArrayRef<uint8_t> bytes) {
                  " bytes");
     top = std::max<uint64_t>(top, ph.p_vaddr + ph.p_memsz);
   }
-  co->imageBytes.assign(top, 0);
+  image.assign(top, 0);
   std::string metaBlob;
   bool haveMeta = false;
   for (const auto &ph : *phdrs) {
     if (ph.p_type == ELF::PT_LOAD) {
-      std::memcpy(co->imageBytes.data() + ph.p_vaddr,
-                  bytes.data() + ph.p_offset, ph.p_filesz);
+      std::memcpy(image.data() + ph.p_vaddr, bytes.data() + ph.p_offset,
+                  ph.p_filesz);
     } else if (ph.p_type == ELF::PT_NOTE) {
       if (!fits(ph.p_offset, ph.p_filesz, bytes.size()))
         return err("PT_NOTE segment beyond the end of the file");
@@ -264,9 +268,12 @@ CodeObject::load(ArrayRef<uint8_t> bytes) {
   }
   if (!haveMeta)
     return err("no NT_AMDGPU_METADATA note (code object v3+ required)");
+  return metaBlob;
+}
 
-  // Symbol table: name -> value. Malformed tables are errors, not skipped:
-  // the descriptor symbols are looked up here.
+/// Symbol table: name -> value. Malformed tables are errors, not skipped:
+/// the descriptor symbols are looked up here.
+Expected<StringMap<uint64_t>> readSymbols(const object::ELF64LEFile &F) {
   StringMap<uint64_t> syms;
   auto sections = F.sections();
   if (!sections)
@@ -288,10 +295,154 @@ CodeObject::load(ArrayRef<uint8_t> bytes) {
         syms[*name] = s.st_value;
     }
   }
+  return syms;
+}
+
+/// A kernel's explicit and hidden arguments from its `.args` metadata.
+Error readArgs(const MpNode &kn, const std::string &where, KernelInfo &K) {
+  if (const MpNode *args = kn.get(".args")) {
+    if (args->kind != msgpack::Type::Array)
+      return err("AMDGPU metadata: " + where + " .args is " +
+                 kindName(args->kind) + ", not an array");
+    for (const MpNode &an : args->items) {
+      std::string aw = where + " argument " + Twine(K.args.size()).str();
+      if (an.kind != msgpack::Type::Map)
+        return err("AMDGPU metadata: " + aw + " is " + kindName(an.kind) +
+                   ", not a map");
+      ArgInfo A;
+      auto aname = getS(an, aw, ".name", false);
+      auto kind = getS(an, aw, ".value_kind", true);
+      auto space = getS(an, aw, ".address_space", false);
+      auto off = getU(an, aw, ".offset", 0, kMaxKernargBytes);
+      auto size = getU(an, aw, ".size", 0, kMaxKernargBytes);
+      if (!aname || !kind || !space || !off || !size) {
+        Error e = joinErrors(aname.takeError(), kind.takeError());
+        e = joinErrors(std::move(e), space.takeError());
+        e = joinErrors(std::move(e), off.takeError());
+        return joinErrors(std::move(e), size.takeError());
+      }
+      if (!fits(*off, *size, kMaxKernargBytes))
+        return err("AMDGPU metadata: " + aw + " (offset " + Twine(*off) +
+                   ", size " + Twine(*size) +
+                   ") ends beyond the kernarg limit of " +
+                   Twine(kMaxKernargBytes) + " bytes");
+      A.name = *aname;
+      A.valueKind = *kind;
+      A.addressSpace = *space;
+      A.offset = (uint32_t)*off;
+      A.size = (uint32_t)*size;
+      if (A.valueKind == "global_buffer" && A.size != 8)
+        return err("AMDGPU metadata: " + aw + " is a global_buffer of " +
+                   Twine(A.size) + " bytes (pointers are 8)");
+      K.args.push_back(A);
+    }
+  }
+  return Error::success();
+}
+
+/// A kernel's descriptor (found by its symbol in \p image): the entry
+/// address, which must land inside the image, and the program resources.
+Error readDescriptor(const StringMap<uint64_t> &syms, ArrayRef<uint8_t> image,
+                     KernelInfo &K) {
+  auto sit = syms.find(K.symbol);
+  if (sit == syms.end())
+    return err("kernel descriptor symbol '" + K.symbol + "' not found");
+  K.descriptorAddress = sit->second;
+  if (!fits(K.descriptorAddress, 64, image.size()))
+    return err("kernel descriptor of '" + K.name + "' (address 0x" +
+               utohexstr(K.descriptorAddress, true) + ") outside the image");
+  amdhsa::kernel_descriptor_t kd;
+  std::memcpy(&kd, image.data() + K.descriptorAddress, 64);
+  // Entry = descriptor + signed offset, which must land inside the image
+  // (checked without wrapping: both terms are far below 2^63 here).
+  int64_t entry = (int64_t)K.descriptorAddress;
+  int64_t delta = kd.kernel_code_entry_byte_offset;
+  if (delta < -entry || delta >= (int64_t)image.size() - entry ||
+      ((entry + delta) & 3))
+    return err("entry of kernel '" + K.name + "' (descriptor 0x" +
+               utohexstr(K.descriptorAddress, true) + " + " + Twine(delta) +
+               ") outside the image");
+  K.entryAddress = (uint64_t)(entry + delta);
+  K.pgmRsrc1 = kd.compute_pgm_rsrc1;
+  K.pgmRsrc2 = kd.compute_pgm_rsrc2;
+  K.pgmRsrc3 = kd.compute_pgm_rsrc3;
+  K.kernelCodeProperties = kd.kernel_code_properties;
+  K.kernargPreload = kd.kernarg_preload;
+  if (K.kernelCodeProperties &
+      amdhsa::KERNEL_CODE_PROPERTY_ENABLE_WAVEFRONT_SIZE32)
+    return err("kernel '" + K.name + "' is not wave64");
+  return Error::success();
+}
+
+/// One kernel's entry of the amdhsa.kernels metadata.
+Expected<KernelInfo> readKernel(const MpNode &kn,
+                                const StringMap<uint64_t> &syms,
+                                ArrayRef<uint8_t> image) {
+  if (kn.kind != msgpack::Type::Map)
+    return err("AMDGPU metadata: a kernel entry is " +
+               Twine(kindName(kn.kind)) + ", not a map");
+  KernelInfo K;
+  auto name = getS(kn, "kernel", ".name", true);
+  if (!name)
+    return name.takeError();
+  K.name = *name;
+  std::string where = "kernel '" + K.name + "'";
+  auto symbol = getS(kn, where, ".symbol", true);
+  if (!symbol)
+    return symbol.takeError();
+  K.symbol = *symbol;
+  struct Field {
+    const char *key;
+    uint32_t *dst;
+    uint64_t dflt, max;
+  } fields[] = {
+      {".kernarg_segment_size", &K.kernargSegmentSize, 0, kMaxKernargBytes},
+      {".kernarg_segment_align", &K.kernargSegmentAlign, 8, 4096},
+      {".group_segment_fixed_size", &K.groupSegmentSize, 0, kMaxLdsBytes},
+      {".private_segment_fixed_size", &K.privateSegmentSize, 0,
+       kMaxPrivateBytes},
+      {".vgpr_count", &K.vgprCount, 0, 512},
+      {".agpr_count", &K.agprCount, 0, 256},
+      {".sgpr_count", &K.sgprCount, 0, 128},
+      {".wavefront_size", &K.wavefrontSize, 64, 64},
+      {".max_flat_workgroup_size", &K.maxFlatWorkgroupSize, 1024, 1024},
+  };
+  for (const Field &f : fields) {
+    auto v = getU(kn, where, f.key, f.dflt, f.max);
+    if (!v)
+      return v.takeError();
+    *f.dst = (uint32_t)*v;
+  }
+  if (K.wavefrontSize != 64)
+    return err("kernel '" + K.name + "' is not wave64");
+  if (K.maxFlatWorkgroupSize == 0)
+    return err("AMDGPU metadata: " + where + " .max_flat_workgroup_size is 0");
+  if (Error e = readArgs(kn, where, K))
+    return std::move(e);
+  if (Error e = readDescriptor(syms, image, K))
+    return std::move(e);
+  return K;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<CodeObject>>
+CodeObject::load(ArrayRef<uint8_t> bytes) {
+  auto fileOr = openElf(bytes);
+  if (!fileOr)
+    return fileOr.takeError();
+  object::ELF64LEFile &F = *fileOr;
+  std::unique_ptr<CodeObject> co(new CodeObject());
+  auto metaBlob = loadSegments(F, bytes, co->imageBytes);
+  if (!metaBlob)
+    return metaBlob.takeError();
+  auto syms = readSymbols(F);
+  if (!syms)
+    return syms.takeError();
 
   MpNode root;
   {
-    msgpack::Reader reader(metaBlob);
+    msgpack::Reader reader(*metaBlob);
     if (Error e = readNode(reader, root, 0))
       return std::move(e);
   }
@@ -306,111 +457,10 @@ CodeObject::load(ArrayRef<uint8_t> bytes) {
   if (!kernels || kernels->kind != msgpack::Type::Array)
     return err("AMDGPU metadata has no amdhsa.kernels array");
   for (const MpNode &kn : kernels->items) {
-    if (kn.kind != msgpack::Type::Map)
-      return err("AMDGPU metadata: a kernel entry is " +
-                 Twine(kindName(kn.kind)) + ", not a map");
-    KernelInfo K;
-    auto name = getS(kn, "kernel", ".name", true);
-    if (!name)
-      return name.takeError();
-    K.name = *name;
-    std::string where = "kernel '" + K.name + "'";
-    auto symbol = getS(kn, where, ".symbol", true);
-    if (!symbol)
-      return symbol.takeError();
-    K.symbol = *symbol;
-    struct Field {
-      const char *key;
-      uint32_t *dst;
-      uint64_t dflt, max;
-    } fields[] = {
-        {".kernarg_segment_size", &K.kernargSegmentSize, 0, kMaxKernargBytes},
-        {".kernarg_segment_align", &K.kernargSegmentAlign, 8, 4096},
-        {".group_segment_fixed_size", &K.groupSegmentSize, 0, kMaxLdsBytes},
-        {".private_segment_fixed_size", &K.privateSegmentSize, 0,
-         kMaxPrivateBytes},
-        {".vgpr_count", &K.vgprCount, 0, 512},
-        {".agpr_count", &K.agprCount, 0, 256},
-        {".sgpr_count", &K.sgprCount, 0, 128},
-        {".wavefront_size", &K.wavefrontSize, 64, 64},
-        {".max_flat_workgroup_size", &K.maxFlatWorkgroupSize, 1024, 1024},
-    };
-    for (const Field &f : fields) {
-      auto v = getU(kn, where, f.key, f.dflt, f.max);
-      if (!v)
-        return v.takeError();
-      *f.dst = (uint32_t)*v;
-    }
-    if (K.wavefrontSize != 64)
-      return err("kernel '" + K.name + "' is not wave64");
-    if (K.maxFlatWorkgroupSize == 0)
-      return err("AMDGPU metadata: " + where +
-                 " .max_flat_workgroup_size is 0");
-    if (const MpNode *args = kn.get(".args")) {
-      if (args->kind != msgpack::Type::Array)
-        return err("AMDGPU metadata: " + where + " .args is " +
-                   kindName(args->kind) + ", not an array");
-      for (const MpNode &an : args->items) {
-        std::string aw = where + " argument " + Twine(K.args.size()).str();
-        if (an.kind != msgpack::Type::Map)
-          return err("AMDGPU metadata: " + aw + " is " + kindName(an.kind) +
-                     ", not a map");
-        ArgInfo A;
-        auto aname = getS(an, aw, ".name", false);
-        auto kind = getS(an, aw, ".value_kind", true);
-        auto space = getS(an, aw, ".address_space", false);
-        auto off = getU(an, aw, ".offset", 0, kMaxKernargBytes);
-        auto size = getU(an, aw, ".size", 0, kMaxKernargBytes);
-        if (!aname || !kind || !space || !off || !size) {
-          Error e = joinErrors(aname.takeError(), kind.takeError());
-          e = joinErrors(std::move(e), space.takeError());
-          e = joinErrors(std::move(e), off.takeError());
-          return joinErrors(std::move(e), size.takeError());
-        }
-        if (!fits(*off, *size, kMaxKernargBytes))
-          return err("AMDGPU metadata: " + aw + " (offset " + Twine(*off) +
-                     ", size " + Twine(*size) +
-                     ") ends beyond the kernarg limit of " +
-                     Twine(kMaxKernargBytes) + " bytes");
-        A.name = *aname;
-        A.valueKind = *kind;
-        A.addressSpace = *space;
-        A.offset = (uint32_t)*off;
-        A.size = (uint32_t)*size;
-        if (A.valueKind == "global_buffer" && A.size != 8)
-          return err("AMDGPU metadata: " + aw + " is a global_buffer of " +
-                     Twine(A.size) + " bytes (pointers are 8)");
-        K.args.push_back(A);
-      }
-    }
-    auto sit = syms.find(K.symbol);
-    if (sit == syms.end())
-      return err("kernel descriptor symbol '" + K.symbol + "' not found");
-    K.descriptorAddress = sit->second;
-    if (!fits(K.descriptorAddress, 64, co->imageBytes.size()))
-      return err("kernel descriptor of '" + K.name + "' (address 0x" +
-                 utohexstr(K.descriptorAddress, true) + ") outside the image");
-    amdhsa::kernel_descriptor_t kd;
-    std::memcpy(&kd, co->imageBytes.data() + K.descriptorAddress, 64);
-    // Entry = descriptor + signed offset, which must land inside the image
-    // (checked without wrapping: both terms are far below 2^63 here).
-    int64_t entry = (int64_t)K.descriptorAddress;
-    int64_t delta = kd.kernel_code_entry_byte_offset;
-    if (delta < -entry ||
-        delta >= (int64_t)co->imageBytes.size() - entry || ((entry + delta) & 3))
-      return err("entry of kernel '" + K.name + "' (descriptor 0x" +
-                 utohexstr(K.descriptorAddress, true) + " + " + Twine(delta) +
-                 ") outside the image");
-    K.entryAddress = (uint64_t)(entry + delta);
-    K.pgmRsrc1 = kd.compute_pgm_rsrc1;
-    K.pgmRsrc2 = kd.compute_pgm_rsrc2;
-    K.pgmRsrc3 = kd.compute_pgm_rsrc3;
-    K.kernelCodeProperties = kd.kernel_code_properties;
-    K.kernargPreload = kd.kernarg_preload;
-    if (K.kernelCodeProperties &
-        amdhsa::KERNEL_CODE_PROPERTY_ENABLE_WAVEFRONT_SIZE32)
-      return err("kernel '" + K.name + "' is not wave64");
-    co->kernelInfos.push_back(std::move(K));
+    auto K = readKernel(kn, *syms, co->imageBytes);
+    if (!K)
+      return K.takeError();
+    co->kernelInfos.push_back(std::move(*K));
   }
   return co;
 }

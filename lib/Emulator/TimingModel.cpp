@@ -175,6 +175,10 @@ void TimingRecorder::resolveBarrier() {
   ldsUnit.prune(t);
 }
 
+// One switch over the instruction classes, a case each: every case moves
+// the same wave clock (W.t) and books the same CU units (the SIMD's VALU
+// and matrix core, the LDS), so the cost rules of all classes are kept
+// side by side where they can be compared (docs/timing-model.md).
 void TimingRecorder::onInst(const TraceEvent &e) {
   if (!active || e.wave >= wavesState.size())
     return;
@@ -412,6 +416,37 @@ Occupancy uq::emu::occupancy(const KernelInfo &k, unsigned wavesPerWorkgroup,
   return o;
 }
 
+/// The model's assumptions as the estimates print them.
+static std::string assumptionsText(const TimingParams &p) {
+  return formatv(
+      "model, not measured: gfx950 at {0} GHz, {1} CUs x {2} SIMDs; VALU/MFMA "
+      "passes from LLVM's gfx950 scheduling model (4 cycles a pass); LDS {3} "
+      "banks x {4} B; vector memory {5} B/clk/CU in {6} B requests; HBM {7} of "
+      "{8} TB/s achievable, traffic = {13}; latencies global {10}, LDS {11}, "
+      "SMEM {12} cycles; {14} (docs/timing-model.md)",
+      p.clockGHz, p.numCUs, p.simdsPerCU, p.ldsBanks, p.ldsBankBytes,
+      p.vmemBytesPerClockPerCU, p.vmemRequestBytes, p.hbmAchievableTBs,
+      p.hbmPeakTBs, p.hbmLineBytes, p.globalLatency, p.ldsLatency,
+      p.smemLatency,
+      p.hbmTraffic == TimingParams::HbmTraffic::Lines
+          ? formatv("distinct {0} B lines per workgroup (no L2/MALL reuse "
+                    "across workgroups)",
+                    p.hbmLineBytes)
+                .str()
+          : std::string("distinct bytes per workgroup (the rest of each line "
+                        "shared with co-resident workgroups: one HBM read "
+                        "for all)"),
+      (p.hbmFootprintBytes > 0
+           ? formatv("at most {0:f0} bytes from HBM (each of {1} XCDs' L2 "
+                     "reads the launch's footprint once); ",
+                     p.hbmFootprintBytes, p.numXcds)
+                 .str()
+           : std::string()) +
+          formatv("launch overhead {0:f1} us outside the estimate",
+                  p.launchOverheadUs)
+              .str());
+}
+
 Expected<LaunchEstimate>
 uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
                        uint64_t total, ArrayRef<double> weights,
@@ -547,33 +582,7 @@ uq::emu::predictLaunch(const KernelInfo &k, ArrayRef<WorkgroupProfile> samples,
     if (r.hbmCycles >= cu)
       r.estimateLimiter = "HBM";
   }
-  r.assumptions = formatv(
-      "model, not measured: gfx950 at {0} GHz, {1} CUs x {2} SIMDs; VALU/MFMA "
-      "passes from LLVM's gfx950 scheduling model (4 cycles a pass); LDS {3} "
-      "banks x {4} B; vector memory {5} B/clk/CU in {6} B requests; HBM {7} of "
-      "{8} TB/s achievable, traffic = {13}; latencies global {10}, LDS {11}, "
-      "SMEM {12} cycles; {14} (docs/timing-model.md)",
-      p.clockGHz, p.numCUs, p.simdsPerCU, p.ldsBanks, p.ldsBankBytes,
-      p.vmemBytesPerClockPerCU, p.vmemRequestBytes, p.hbmAchievableTBs,
-      p.hbmPeakTBs, p.hbmLineBytes, p.globalLatency, p.ldsLatency,
-      p.smemLatency,
-      p.hbmTraffic == TimingParams::HbmTraffic::Lines
-          ? formatv("distinct {0} B lines per workgroup (no L2/MALL reuse "
-                    "across workgroups)",
-                    p.hbmLineBytes)
-                .str()
-          : std::string("distinct bytes per workgroup (the rest of each line "
-                        "shared with co-resident workgroups: one HBM read "
-                        "for all)"),
-      (p.hbmFootprintBytes > 0
-           ? formatv("at most {0:f0} bytes from HBM (each of {1} XCDs' L2 "
-                     "reads the launch's footprint once); ",
-                     p.hbmFootprintBytes, p.numXcds)
-                 .str()
-           : std::string()) +
-          formatv("launch overhead {0:f1} us outside the estimate",
-                  p.launchOverheadUs)
-              .str());
+  r.assumptions = assumptionsText(p);
   return r;
 }
 

@@ -447,6 +447,10 @@ llvm::Expected<std::string> uq::runPipeline(llvm::StringRef source,
 namespace {
 /// compileSource on a parsed module; errors are diagnostics or plain
 /// llvm::Errors that compileSource locates at the module.
+/// Long on purpose: the stages in their order (wave-level kernels, lane
+/// layouts and distribution, ROCDL, LLVM IR, ISA, the code object and its
+/// JSON), each one call, with the early return of each --emit stage between
+/// them; reading it top to bottom is reading the compiler's path.
 llvm::Expected<uq::CompileResult>
 compileModule(ModuleOp module, const uq::CompileOptions &options,
               DiagnosticCollector &diags, bool &mergeNeedsScratch) {

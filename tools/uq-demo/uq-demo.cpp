@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "uq/Dialect/UQ/IR/UQ.h"
+#include "uq/Harness/EmulatedAttention.h"
 #include "uq/Support/CommandLine.h"
-#include "uq/Target/EmulatedAttention.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"

@@ -210,151 +210,62 @@ struct Output {
   size_t arg;
   std::string path;
 };
-} // namespace
 
-int main(int argc, char **argv) {
-  InitLLVM init(argc, argv);
-  std::vector<char *> av;
-  for (int i = 0; i < argc; ++i) {
-    StringRef a(argv[i]);
-    if (i > 0 && (a == "--stats" || a == "-stats")) {
-      statsOpt = true;
-      continue;
-    }
-    av.push_back(argv[i]);
-  }
-  argc = av.size();
-  argv = av.data();
-  cl::HideUnrelatedOptions(cat);
-  // Parse errors are usage errors (exit 2), not cl's default exit(1).
-  if (!cl::ParseCommandLineOptions(
-          argc, argv,
-          "uq-emu: run a gfx950 code object on the CPU emulator\n\n"
-          "  uq-emu CODE.hsaco --kernel NAME --grid X,Y,Z --block X,Y,Z "
-          "--arg ... [--stats]\n\n"
-          "  --stats   print dynamic instruction counts per class\n\n"
-          "Exit status: 0 success, 1 emulation or load error (out-of-bounds "
-          "access,\nunimplemented instruction, ...), 2 bad command line "
-          "(including arguments\nthat do not match the kernel).\n",
-          &errs()))
-    return 2;
-  if (opcodesOpt) {
-    for (const std::string &n : Emulator::implementedOpcodes())
-      outs() << n << "\n";
-    outs() << Emulator::numImplementedOpcodes() << " opcodes\n";
-    return 0;
-  }
-  if (inputFile.empty())
-    return usage("no code object given");
-  if (benchOpt > kMaxBench)
-    return usage("--bench " + Twine(benchOpt) + " exceeds the limit of " +
-                 Twine(kMaxBench));
-  if (dynLds > kMaxLdsBytes)
-    return usage("--dynamic-lds " + Twine(dynLds) + " exceeds 160 KiB");
-  auto coOr = CodeObject::loadFile(inputFile);
-  if (!coOr) {
-    errs() << "uq-emu: error: " << toString(coOr.takeError()) << "\n";
-    return 1;
-  }
-  CodeObject &co = **coOr;
-
-  // The kernel description: --kernels-json, else CODE.hsaco.json if present.
-  std::optional<std::vector<KernelDescription>> descs;
-  std::string jsonPath = kernelsJson;
-  if (jsonPath.empty() && !noKernelsJson &&
-      sys::fs::exists(inputFile + ".json"))
-    jsonPath = inputFile + ".json";
-  if (!jsonPath.empty() && noKernelsJson)
-    return usage("--kernels-json and --no-kernels-json exclude each other");
-  if (!jsonPath.empty()) {
-    auto d = loadKernelsJson(jsonPath);
-    if (!d) {
-      errs() << "uq-emu: error: " << toString(d.takeError()) << "\n";
-      return 2;
-    }
-    descs = std::move(*d);
-  }
-  auto descOf = [&](StringRef name) -> const KernelDescription * {
-    if (!descs)
-      return nullptr;
-    for (const KernelDescription &d : *descs)
-      if (d.name == name)
-        return &d;
+/// The description of kernel \p name in \p descs (none without one).
+const KernelDescription *
+findDescription(const std::optional<std::vector<KernelDescription>> &descs,
+                StringRef name) {
+  if (!descs)
     return nullptr;
-  };
+  for (const KernelDescription &d : *descs)
+    if (d.name == name)
+      return &d;
+  return nullptr;
+}
 
-  if (listOpt) {
-    for (const KernelInfo &k : co.kernels()) {
-      outs() << k.name << ": " << k.numExplicitArgs() << " args, kernarg "
-             << k.kernargSegmentSize << " B, LDS " << k.groupSegmentSize
-             << " B, vgpr " << k.vgprCount << ", agpr " << k.agprCount
-             << ", sgpr " << k.sgprCount << "\n";
-      const KernelDescription *d = descOf(k.name);
-      unsigned i = 0;
-      for (const ArgInfo &a : k.args)
-        if (a.isExplicit()) {
-          outs() << "  @" << a.offset << " " << a.valueKind << " " << a.size
-                 << " B " << argLabel(k, i, d ? &d->args : nullptr);
-          if (d && i < d->args.size()) {
-            outs() << " " << d->args[i].dtype;
-            if (d->args[i].isBuffer) {
-              outs() << " [";
-              for (size_t j = 0; j < d->args[i].shape.size(); ++j) {
-                const DimSpec &ds = d->args[i].shape[j];
-                outs() << (j ? ", " : "");
-                if (ds.argIndex >= 0)
-                  outs() << d->args[ds.argIndex].name;
-                else
-                  outs() << ds.extent;
-              }
-              outs() << "]";
+/// --list: every kernel's arguments, with the description's types and
+/// shapes when there is one.
+void listKernels(const CodeObject &co,
+                 const std::optional<std::vector<KernelDescription>> &descs) {
+  for (const KernelInfo &k : co.kernels()) {
+    outs() << k.name << ": " << k.numExplicitArgs() << " args, kernarg "
+           << k.kernargSegmentSize << " B, LDS " << k.groupSegmentSize
+           << " B, vgpr " << k.vgprCount << ", agpr " << k.agprCount
+           << ", sgpr " << k.sgprCount << "\n";
+    const KernelDescription *d = findDescription(descs, k.name);
+    unsigned i = 0;
+    for (const ArgInfo &a : k.args)
+      if (a.isExplicit()) {
+        outs() << "  @" << a.offset << " " << a.valueKind << " " << a.size
+               << " B " << argLabel(k, i, d ? &d->args : nullptr);
+        if (d && i < d->args.size()) {
+          outs() << " " << d->args[i].dtype;
+          if (d->args[i].isBuffer) {
+            outs() << " [";
+            for (size_t j = 0; j < d->args[i].shape.size(); ++j) {
+              const DimSpec &ds = d->args[i].shape[j];
+              outs() << (j ? ", " : "");
+              if (ds.argIndex >= 0)
+                outs() << d->args[ds.argIndex].name;
+              else
+                outs() << ds.extent;
             }
+            outs() << "]";
           }
-          outs() << "\n";
-          ++i;
         }
-    }
-    return 0;
+        outs() << "\n";
+        ++i;
+      }
   }
-  if (kernelName.empty()) {
-    if (co.kernels().size() != 1)
-      return usage("--kernel is required (the code object has " +
-                   Twine(co.kernels().size()) + " kernels)");
-    kernelName = co.kernels()[0].name;
-  }
-  auto kOr = co.findKernel(kernelName);
-  if (!kOr) {
-    errs() << "uq-emu: error: " << toString(kOr.takeError()) << "\n";
-    return 2;
-  }
-  LaunchConfig cfg;
-  if (!parseDims(gridOpt, cfg.grid))
-    return usage("bad --grid '" + gridOpt +
-                 "' (want X[,Y[,Z]], each 1..4294967295)");
-  if (!parseDims(blockOpt, cfg.block))
-    return usage("bad --block '" + blockOpt +
-                 "' (want X[,Y[,Z]], each 1..1024)");
-  for (unsigned i = 0; i < 3; ++i)
-    if (cfg.block[i] > 1024)
-      return usage("bad --block '" + blockOpt +
-                   "' (want X[,Y[,Z]], each 1..1024)");
-  cfg.maxWaveInstructions = maxInsts;
-  cfg.dynamicLds = dynLds;
-  cfg.allowPartialWaves = partialWaves;
-  if (descs) {
-    const KernelDescription *d = descOf((*kOr)->name);
-    if (!d)
-      return usage("kernel '" + (*kOr)->name + "' is not described in '" +
-                   jsonPath + "' (pass --no-kernels-json to run unchecked)");
-    cfg.argSpecs = d->args;
-    cfg.requiredBlock = d->block;
-  }
+}
 
-  std::vector<KernelArg> args;
-  std::vector<Output> outputs;
-  // The --arg kind of each by-value argument ("" for buffers), checked
-  // against the description's dtype below.
-  std::vector<std::string> scalarKinds;
+/// The kernel arguments of the --arg options, in order: buffers read from
+/// files or zeroed (their sizes checked against --max-buffer-bytes before
+/// anything is allocated), nulls and scalars; \p outputs the buffers to
+/// write back, \p scalarKinds the --arg kind of each scalar ("" for
+/// buffers). Returns 0, or the exit status after a message.
+int parseKernelArgs(std::vector<KernelArg> &args, std::vector<Output> &outputs,
+                    std::vector<std::string> &scalarKinds) {
   uint64_t bufferBytes = 0;
   // Buffer sizes are checked before anything is allocated.
   auto reserve = [&](uint64_t n, StringRef a) -> bool {
@@ -440,21 +351,221 @@ int main(int argc, char **argv) {
     }
   }
 
-  scalarKinds.resize(args.size());
-  // A by-value argument's --arg kind must be its dtype in the description:
-  // f32:2 for an i32 would otherwise reach the kernel as the bits of 2.0f
-  // (1073741824). Signedness too (u32:V for an i32 is refused: say i32).
-  if (descs && cfg.argSpecs)
-    for (size_t i = 0; i < args.size() && i < cfg.argSpecs->size(); ++i) {
-      const ArgSpec &spec = (*cfg.argSpecs)[i];
-      if (spec.isBuffer || scalarKinds[i].empty() ||
-          scalarKinds[i] == spec.dtype)
-        continue;
-      return usage("--arg '" + args[i].label + "': argument " + Twine(i) +
-                   " ('" + spec.name + "') is " + spec.dtype +
-                   " in the kernel description; pass " + spec.dtype +
-                   ":VALUE");
+  return 0;
+}
+
+/// The launch's grid, block and limits from --grid, --block,
+/// --max-insts, --dynamic-lds and --partial-waves. Returns 0, or the
+/// exit status after a message.
+int parseGeometry(LaunchConfig &cfg) {
+  if (!parseDims(gridOpt, cfg.grid))
+    return usage("bad --grid '" + gridOpt +
+                 "' (want X[,Y[,Z]], each 1..4294967295)");
+  if (!parseDims(blockOpt, cfg.block))
+    return usage("bad --block '" + blockOpt +
+                 "' (want X[,Y[,Z]], each 1..1024)");
+  for (unsigned i = 0; i < 3; ++i)
+    if (cfg.block[i] > 1024)
+      return usage("bad --block '" + blockOpt +
+                   "' (want X[,Y[,Z]], each 1..1024)");
+  cfg.maxWaveInstructions = maxInsts;
+  cfg.dynamicLds = dynLds;
+  cfg.allowPartialWaves = partialWaves;
+  return 0;
+}
+
+/// --timing / --timing-json: trace into \p recorder (null: no timing),
+/// every workgroup or the --timing-sample evenly spaced ones of the
+/// \p totalWgs. Returns 0, or the exit status after a message.
+int setUpTiming(LaunchConfig &cfg, TimingRecorder *recorder,
+                uint64_t totalWgs) {
+  if (timingSample.getNumOccurrences() &&
+      (timingSample == 0 || timingSample > totalWgs))
+    return usage("--timing-sample " + Twine(timingSample.getValue()) +
+                 " must be in [1, " + Twine(totalWgs) +
+                 "], the grid's workgroups (leave it out to emulate them "
+                 "all)");
+  if (recorder) {
+    cfg.trace = recorder;
+    if (timingSample && timingSample < totalWgs) {
+      std::vector<uint64_t> idx;
+      for (uint64_t i = 0; i < timingSample; ++i)
+        idx.push_back(i * totalWgs / timingSample);
+      cfg.workgroupIndices = std::move(idx);
     }
+  }
+  return 0;
+}
+
+/// A by-value argument's --arg kind must be its dtype in the description:
+/// f32:2 for an i32 would otherwise reach the kernel as the bits of 2.0f
+/// (1073741824). Signedness too (u32:V for an i32 is refused: say i32).
+/// Returns 0, or the exit status after a message.
+int checkScalarKinds(const std::vector<KernelArg> &args,
+                     const std::vector<std::string> &scalarKinds,
+                     const std::vector<ArgSpec> &specs) {
+  for (size_t i = 0; i < args.size() && i < specs.size(); ++i) {
+    const ArgSpec &spec = specs[i];
+    if (spec.isBuffer || scalarKinds[i].empty() || scalarKinds[i] == spec.dtype)
+      continue;
+    return usage("--arg '" + args[i].label + "': argument " + Twine(i) + " ('" +
+                 spec.name + "') is " + spec.dtype +
+                 " in the kernel description; pass " + spec.dtype + ":VALUE");
+  }
+  return 0;
+}
+
+/// Every output file (buffers, timing JSON) whole or none at all; a failed
+/// write is an error line, not LLVM's fatal one (uq/Support/Output.h).
+/// Returns the exit status.
+int writeOutputs(const std::vector<Output> &outputs,
+                 const std::vector<KernelArg> &args,
+                 const std::string &timingText) {
+  std::vector<std::string> headers(outputs.size());
+  std::vector<uq::OutputFile> files;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::vector<uint8_t> &bytes = args[outputs[i].arg].bytes;
+    if (StringRef(outputs[i].path).ends_with(".npy"))
+      headers[i] = npyHeader(bytes.size());
+    files.push_back({outputs[i].path,
+                     StringRef((const char *)bytes.data(), bytes.size()),
+                     /*text=*/false, headers[i]});
+  }
+  if (!timingJson.empty())
+    files.push_back({timingJson, timingText, /*text=*/true});
+  if (Error e = uq::writeOutputFiles(files)) {
+    errs() << "uq-emu: error: " << toString(std::move(e)) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+/// --bench N: N more launches from the pristine arguments; the emulator's
+/// speed. Returns the exit status.
+int runBench(Emulator &emu, const LaunchConfig &cfg,
+             const std::vector<KernelArg> &pristine) {
+  uint64_t wi = 0, lo = 0;
+  double secs = 0;
+  for (unsigned r = 0; r < benchOpt; ++r) {
+    std::vector<KernelArg> a = pristine;
+    if (Error e = emu.launch(kernelName, cfg, a)) {
+      errs() << "uq-emu: error: " << toString(std::move(e)) << "\n";
+      return 1;
+    }
+    wi += emu.stats().waveInstructions;
+    lo += emu.stats().laneOps;
+    secs += emu.stats().seconds;
+  }
+  outs() << formatv("bench: {0} launches, {1} wave-instructions, {2} "
+                    "lane-ops in {3:f3} s: {4:f2} M wave-inst/s, {5:f1} M "
+                    "lane-ops/s\n",
+                    benchOpt.getValue(), wi, lo, secs, wi / secs / 1e6,
+                    lo / secs / 1e6);
+  return 0;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  std::vector<char *> av;
+  for (int i = 0; i < argc; ++i) {
+    StringRef a(argv[i]);
+    if (i > 0 && (a == "--stats" || a == "-stats")) {
+      statsOpt = true;
+      continue;
+    }
+    av.push_back(argv[i]);
+  }
+  argc = av.size();
+  argv = av.data();
+  cl::HideUnrelatedOptions(cat);
+  // Parse errors are usage errors (exit 2), not cl's default exit(1).
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "uq-emu: run a gfx950 code object on the CPU emulator\n\n"
+          "  uq-emu CODE.hsaco --kernel NAME --grid X,Y,Z --block X,Y,Z "
+          "--arg ... [--stats]\n\n"
+          "  --stats   print dynamic instruction counts per class\n\n"
+          "Exit status: 0 success, 1 emulation or load error (out-of-bounds "
+          "access,\nunimplemented instruction, ...), 2 bad command line "
+          "(including arguments\nthat do not match the kernel).\n",
+          &errs()))
+    return 2;
+  if (opcodesOpt) {
+    for (const std::string &n : Emulator::implementedOpcodes())
+      outs() << n << "\n";
+    outs() << Emulator::numImplementedOpcodes() << " opcodes\n";
+    return 0;
+  }
+  if (inputFile.empty())
+    return usage("no code object given");
+  if (benchOpt > kMaxBench)
+    return usage("--bench " + Twine(benchOpt) + " exceeds the limit of " +
+                 Twine(kMaxBench));
+  if (dynLds > kMaxLdsBytes)
+    return usage("--dynamic-lds " + Twine(dynLds) + " exceeds 160 KiB");
+  auto coOr = CodeObject::loadFile(inputFile);
+  if (!coOr) {
+    errs() << "uq-emu: error: " << toString(coOr.takeError()) << "\n";
+    return 1;
+  }
+  CodeObject &co = **coOr;
+
+  // The kernel description: --kernels-json, else CODE.hsaco.json if present.
+  std::optional<std::vector<KernelDescription>> descs;
+  std::string jsonPath = kernelsJson;
+  if (jsonPath.empty() && !noKernelsJson &&
+      sys::fs::exists(inputFile + ".json"))
+    jsonPath = inputFile + ".json";
+  if (!jsonPath.empty() && noKernelsJson)
+    return usage("--kernels-json and --no-kernels-json exclude each other");
+  if (!jsonPath.empty()) {
+    auto d = loadKernelsJson(jsonPath);
+    if (!d) {
+      errs() << "uq-emu: error: " << toString(d.takeError()) << "\n";
+      return 2;
+    }
+    descs = std::move(*d);
+  }
+  if (listOpt) {
+    listKernels(co, descs);
+    return 0;
+  }
+  if (kernelName.empty()) {
+    if (co.kernels().size() != 1)
+      return usage("--kernel is required (the code object has " +
+                   Twine(co.kernels().size()) + " kernels)");
+    kernelName = co.kernels()[0].name;
+  }
+  auto kOr = co.findKernel(kernelName);
+  if (!kOr) {
+    errs() << "uq-emu: error: " << toString(kOr.takeError()) << "\n";
+    return 2;
+  }
+  LaunchConfig cfg;
+  if (int rc = parseGeometry(cfg))
+    return rc;
+  if (descs) {
+    const KernelDescription *d = findDescription(descs, (*kOr)->name);
+    if (!d)
+      return usage("kernel '" + (*kOr)->name + "' is not described in '" +
+                   jsonPath + "' (pass --no-kernels-json to run unchecked)");
+    cfg.argSpecs = d->args;
+    cfg.requiredBlock = d->block;
+  }
+
+  std::vector<KernelArg> args;
+  std::vector<Output> outputs;
+  // The --arg kind of each by-value argument ("" for buffers), checked
+  // against the description's dtype below.
+  std::vector<std::string> scalarKinds;
+  if (int rc = parseKernelArgs(args, outputs, scalarKinds))
+    return rc;
+
+  scalarKinds.resize(args.size());
+  if (descs && cfg.argSpecs)
+    if (int rc = checkScalarKinds(args, scalarKinds, *cfg.argSpecs))
+      return rc;
 
   Emulator emu(co);
   std::vector<KernelArg> pristine;
@@ -466,21 +577,8 @@ int main(int argc, char **argv) {
   TimingRecorder recorder;
   std::string timingText;
   uint64_t totalWgs = (uint64_t)cfg.grid[0] * cfg.grid[1] * cfg.grid[2];
-  if (timingSample.getNumOccurrences() &&
-      (timingSample == 0 || timingSample > totalWgs))
-    return usage("--timing-sample " + Twine(timingSample.getValue()) +
-                 " must be in [1, " + Twine(totalWgs) +
-                 "], the grid's workgroups (leave it out to emulate them "
-                 "all)");
-  if (timing) {
-    cfg.trace = &recorder;
-    if (timingSample && timingSample < totalWgs) {
-      std::vector<uint64_t> idx;
-      for (uint64_t i = 0; i < timingSample; ++i)
-        idx.push_back(i * totalWgs / timingSample);
-      cfg.workgroupIndices = std::move(idx);
-    }
-  }
+  if (int rc = setUpTiming(cfg, timing ? &recorder : nullptr, totalWgs))
+    return rc;
   if (Error e = emu.launch(kernelName, cfg, args)) {
     bool isUsage;
     std::string msg = errorMessage(std::move(e), isUsage);
@@ -501,46 +599,11 @@ int main(int argc, char **argv) {
     cfg.trace = nullptr;
     cfg.workgroupIndices.reset();
   }
-  // Every output file (buffers, timing JSON) whole or none at all; a failed
-  // write is an error line, not LLVM's fatal one (uq/Support/Output.h).
-  {
-    std::vector<std::string> headers(outputs.size());
-    std::vector<uq::OutputFile> files;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const std::vector<uint8_t> &bytes = args[outputs[i].arg].bytes;
-      if (StringRef(outputs[i].path).ends_with(".npy"))
-        headers[i] = npyHeader(bytes.size());
-      files.push_back({outputs[i].path,
-                       StringRef((const char *)bytes.data(), bytes.size()),
-                       /*text=*/false, headers[i]});
-    }
-    if (!timingJson.empty())
-      files.push_back({timingJson, timingText, /*text=*/true});
-    if (Error e = uq::writeOutputFiles(files)) {
-      errs() << "uq-emu: error: " << toString(std::move(e)) << "\n";
-      return 1;
-    }
-  }
+  if (int rc = writeOutputs(outputs, args, timingText))
+    return rc;
   if (statsOpt)
     outs() << emu.stats().str();
-  if (benchOpt) {
-    uint64_t wi = 0, lo = 0;
-    double secs = 0;
-    for (unsigned r = 0; r < benchOpt; ++r) {
-      std::vector<KernelArg> a = pristine;
-      if (Error e = emu.launch(kernelName, cfg, a)) {
-        errs() << "uq-emu: error: " << toString(std::move(e)) << "\n";
-        return 1;
-      }
-      wi += emu.stats().waveInstructions;
-      lo += emu.stats().laneOps;
-      secs += emu.stats().seconds;
-    }
-    outs() << formatv("bench: {0} launches, {1} wave-instructions, {2} "
-                      "lane-ops in {3:f3} s: {4:f2} M wave-inst/s, {5:f1} M "
-                      "lane-ops/s\n",
-                      benchOpt.getValue(), wi, lo, secs, wi / secs / 1e6,
-                      lo / secs / 1e6);
-  }
+  if (benchOpt)
+    return runBench(emu, cfg, pristine);
   return 0;
 }

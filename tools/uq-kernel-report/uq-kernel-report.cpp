@@ -1,30 +1,30 @@
 //===- uq-kernel-report.cpp - Static and dynamic report of the kernels ----===//
 //
-// A benchmark, not a test: compiles decode attention for one model shape,
-// prints every kernel's resource use (registers, LDS, occupancy) from the
-// kernel JSON, then runs one long sequence in the emulator and prints the
-// dynamic instruction counts per 64-token tile by class and the global bytes
-// read per token per KV head (the floor is the slot size: 136 B at D = 128).
-//
-// --ladder: predicted decode-step times of the BF16, FP8 and UltraQuant
-// kernels on the gfx950 timing model over head dims, GQA ratios, contexts
-// and batches (Ladder.h, docs/performance.md); --table FILE: the serving
-// simulator's kernel table (docs/serving.md).
+// A benchmark, not a test. The command line of the kernel report library
+// (include/uq/KernelReport): this file parses and checks the options and
+// calls one mode.
+//  - default: one decode configuration's resources and dynamic counts
+//    (DecodeReport.h);
+//  - --ladder / --quick: predicted decode-step times of the BF16, FP8 and
+//    UltraQuant kernels on the gfx950 timing model over head dims, GQA
+//    ratios, contexts and batches (Ladder.h, docs/performance.md);
+//    --table FILE: the serving simulator's kernel table (docs/serving.md);
+//  - --prefill: a long prefill on the timing model (PrefillReport.h);
+//  - --calibrate: the timing model against AMD's AITER kernels
+//    (Calibrate.h, docs/timing-model.md).
 //
 //===----------------------------------------------------------------------===//
 
-#include "Calibrate.h"
-#include "Ladder.h"
-#include "PrefillReport.h"
+#include "uq/KernelReport/Calibrate.h"
+#include "uq/KernelReport/DecodeReport.h"
+#include "uq/KernelReport/Ladder.h"
+#include "uq/KernelReport/PrefillReport.h"
 
 #include "uq/Support/CommandLine.h"
-#include "uq/Target/EmulatedAttention.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -182,141 +182,20 @@ parseShape(llvm::StringRef text) {
   return s;
 }
 
-static int runLadderOrTable(int argc, char **argv) {
-  uq::report::LadderOptions o;
-  for (int i = 0; i < argc; ++i)
-    o.command += (i ? " " : "") + std::string(i ? argv[i] : "uq-kernel-report");
-  const bool table = !tablePath.empty();
-  std::vector<std::string> shapes(shapesOpt.begin(), shapesOpt.end());
-  if (shapes.empty())
-    shapes = quick   ? std::vector<std::string>{"128:4:2"}
-             : table ? std::vector<std::string>{"128:4:8", "128:6:4",
-                                                "128:8:8", "128:16:8",
-                                                "256:2:8", "256:8:8"}
-                     : std::vector<std::string>{"128:4:8", "128:8:8",
-                                                "128:16:8", "256:8:8"};
-  for (const std::string &t : shapes) {
-    auto s = parseShape(t);
-    if (!s) {
-      llvm::errs() << "uq-kernel-report: " << llvm::toString(s.takeError())
-                   << "\n";
-      return 1;
-    }
-    o.shapes.push_back(*s);
-  }
-  o.contexts.assign(contextsOpt.begin(), contextsOpt.end());
-  if (o.contexts.empty())
-    o.contexts = quick   ? std::vector<int64_t>{600}
-                 : table ? std::vector<int64_t>{256, 1024, 4096, 16384, 32768,
-                                                65536, 131072}
-                         : std::vector<int64_t>{4096, 32768, 131072};
-  o.batches.assign(batchesOpt.begin(), batchesOpt.end());
-  if (o.batches.empty())
-    o.batches = quick   ? std::vector<uint64_t>{2}
-                : table ? std::vector<uint64_t>{1, 2, 4, 8, 16, 32, 64, 128,
-                                                256, 512}
-                        : std::vector<uint64_t>{1, 16, 64};
-  for (int64_t c : o.contexts)
-    if (c <= 0 || c > (int64_t(1) << 30)) {
-      llvm::errs() << "uq-kernel-report: --contexts must be in [1, 2^30], got "
-                   << c << "\n";
-      return 1;
-    }
-  for (uint64_t b : o.batches)
-    if (b == 0 || b > (uint64_t(1) << 20)) {
-      llvm::errs() << "uq-kernel-report: --batches must be in [1, 2^20], got "
-                   << b << "\n";
-      return 1;
-    }
-  if (samplesOpt == 0) {
-    llvm::errs() << "uq-kernel-report: --samples must be >= 1\n";
-    return 1;
-  }
-  o.samples = samplesOpt;
-  if (!formatsOpt.empty()) {
-    o.formats.clear();
-    for (uq::KVCacheKind f : formatsOpt)
-      if (llvm::find(o.formats, f) == o.formats.end())
-        o.formats.push_back(f);
-  }
-  o.blockSize = blockSize;
-  o.partitionSize = partitionSize;
-  o.maxPartitionTokens = maxPartitionTokens;
-  o.minPartitionTokens = minPartitionTokens;
-  o.decodeWorkgroups = decodeWorkgroups;
-  o.headMajor = cacheLayout == CacheLayoutOpt::HeadMajor;
-  o.hbmTraffic = hbmTraffic;
-  o.vScaleE4M3 = vScaleE4M3;
-  o.jsonPath = jsonPath;
-  const bool runsLadder = ladder || (quick && !table);
-  if (!jsonPath.empty() && !runsLadder) {
-    llvm::errs() << "uq-kernel-report: --json goes with --ladder (or "
-                    "--quick without --table)\n";
-    return 1;
-  }
-  if (!plotPath.empty() && (jsonPath.empty() || !runsLadder)) {
-    llvm::errs() << "uq-kernel-report: --plot goes with --ladder (or --quick) "
-                    "and --json\n";
-    return 1;
-  }
-  if (!noCheck) {
-    o.checkLens.assign(checkLensOpt.begin(), checkLensOpt.end());
-    if (o.checkLens.empty())
-      o.checkLens = quick ? std::vector<int32_t>{600, 600, 300, 17}
-                          : std::vector<int32_t>{4096, 4096, 1000, 77};
-    for (int32_t l : o.checkLens)
-      if (l < 0) {
-        llvm::errs() << "uq-kernel-report: --check-lens must be >= 0\n";
-        return 1;
-      }
-  }
-  if (runsLadder) {
-    if (llvm::Error e = uq::report::runLadder(o, llvm::outs())) {
-      llvm::errs() << "uq-kernel-report: " << llvm::toString(std::move(e))
-                   << "\n";
-      return 1;
-    }
-  }
-  if (!plotPath.empty()) {
-    std::string python = UQ_PYTHON, script = UQ_PLOT_LADDER;
-    llvm::SmallVector<llvm::StringRef, 6> cmd = {python, script, jsonPath,
-                                                 "-o", plotPath};
-    std::string msg;
-    int rc = llvm::sys::ExecuteAndWait(python, cmd, std::nullopt, {}, 0, 0,
-                                       &msg);
-    if (rc != 0) {
-      llvm::errs() << "uq-kernel-report: plotting failed (" << python << " "
-                   << script << ")" << (msg.empty() ? "" : ": " + msg)
-                   << "\n";
-      return 1;
-    }
-    llvm::outs() << "wrote " << plotPath << "\n";
-  }
-  if (table) {
-    if (ladder)
-      llvm::outs() << "\n";
-    if (llvm::Error e =
-            uq::report::writeKernelTable(o, tablePath, llvm::outs())) {
-      llvm::errs() << "uq-kernel-report: " << llvm::toString(std::move(e))
-                   << "\n";
-      return 1;
-    }
-  }
-  return 0;
-}
 static cl::OptionCategory
     prefillCat("Benchmark mode --prefill: a long prefill (uq-kernel-report)");
-static cl::opt<bool> prefill(
-    "prefill",
-    cl::desc("Report a long prefill (uq.paged_attention) on the "
-             "timing model instead (PrefillReport.cpp)"),
-    cl::cat(prefillCat));
+static cl::opt<bool>
+    prefill("prefill",
+            cl::desc("Report a long prefill (uq.paged_attention) on the "
+                     "timing model instead (PrefillReport.cpp)"),
+            cl::cat(prefillCat));
 static cl::opt<int64_t> newTokens("new-tokens", cl::init(4096),
                                   cl::desc("--prefill: new query tokens"),
                                   cl::cat(prefillCat));
-static cl::opt<int64_t> prefixTokens("prefix", cl::init(32768),
-                                     cl::desc("--prefill: cached prefix tokens"),
-                                     cl::cat(prefillCat));
+static cl::opt<int64_t>
+    prefixTokens("prefix", cl::init(32768),
+                 cl::desc("--prefill: cached prefix tokens"),
+                 cl::cat(prefillCat));
 static cl::opt<int64_t> prefillWavesOpt(
     "prefill-waves", cl::init(4),
     cl::desc("--prefill: waves per prefill workgroup (1, 2, 4 or 8)"),
@@ -332,10 +211,10 @@ static cl::opt<int64_t> partitionsOpt(
     cl::desc("--prefill: split-K partitions of the prefill launch (0: "
              "ceil(context / partition size), the host code's rule)"),
     cl::cat(prefillCat));
-static cl::opt<int64_t> prefillRowsOpt(
-    "prefill-rows", cl::init(16),
-    cl::desc("--prefill: MFMA rows per prefill wave (16 or 32)"),
-    cl::cat(prefillCat));
+static cl::opt<int64_t>
+    prefillRowsOpt("prefill-rows", cl::init(16),
+                   cl::desc("--prefill: MFMA rows per prefill wave (16 or 32)"),
+                   cl::cat(prefillCat));
 static cl::list<uq::KVCacheKind> prefillFormats(
     "prefill-formats",
     cl::desc("--prefill: the caches to report (default uq4,fp8)"),
@@ -369,9 +248,11 @@ static cl::opt<bool> calibrate(
              "MI355X shapes and print the timing model's figures next to "
              "the measured ones (docs/timing-model.md, \"Calibration\")"),
     cl::cat(calibrateCat));
-static cl::opt<std::string> aiterDir(
-    "aiter-dir", cl::desc("--calibrate: folder of AITER's code objects"),
-    cl::init(UQ_DEFAULT_AITER_DIR), cl::value_desc("DIR"), cl::cat(calibrateCat));
+static cl::opt<std::string>
+    aiterDir("aiter-dir",
+             cl::desc("--calibrate: folder of AITER's code objects"),
+             cl::init(UQ_DEFAULT_AITER_DIR), cl::value_desc("DIR"),
+             cl::cat(calibrateCat));
 static cl::opt<unsigned> calibrateSamples(
     "calibrate-samples",
     cl::desc("--calibrate: workgroups traced per launch (default 2)"),
@@ -381,118 +262,223 @@ static cl::opt<bool> calibrateQuick(
     cl::desc("--calibrate: one small forward and one small paged launch "
              "(no published figure; for tests)"),
     cl::cat(calibrateCat));
-static cl::opt<std::string> calibrateJson(
-    "calibrate-json", cl::desc("--calibrate: also write the rows as JSON"),
-    cl::value_desc("FILE"), cl::cat(calibrateCat));
+static cl::opt<std::string>
+    calibrateJson("calibrate-json",
+                  cl::desc("--calibrate: also write the rows as JSON"),
+                  cl::value_desc("FILE"), cl::cat(calibrateCat));
 static cl::opt<bool> calibrateOverlap(
     "calibrate-overlap",
     cl::desc("--calibrate: let a SIMD's VALU and matrix core overlap (the "
              "model before its calibration, for comparison)"),
     cl::cat(calibrateCat));
 
-static void printClasses(const uq::emu::Stats &st, double tiles) {
-  auto row = [&](const char *name, uint64_t n) {
-    llvm::outs() << llvm::formatv("    {0,-22} {1,10:f1}\n", name, n / tiles);
-  };
-  row("all wave-instructions", st.waveInstructions);
-  row("SALU", st.salu);
-  row("SMEM", st.smem);
-  row("branch", st.branch);
-  row("VALU", st.valu);
-  row("VALU transcendental", st.valuTrans);
-  row("MFMA", st.mfma);
-  for (auto &[kind, n] : st.mfmaByKind)
-    llvm::outs() << llvm::formatv("      {0,-38} {1,8:f2}\n", kind, n / tiles);
-  row("LDS", st.lds);
-  row("global memory", st.global);
-  row("s_waitcnt", st.waitcnts);
-  row("s_nop", st.nops);
-  row("barrier", st.barriers);
-  row("other", st.other);
-}
-
 static int error(const llvm::Twine &msg) {
   llvm::WithColor::error(llvm::errs(), "uq-kernel-report") << msg << "\n";
   return 1;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  uq::hideUnrelatedOptions({&category, &ladderCat, &prefillCat, &calibrateCat});
-  cl::ParseCommandLineOptions(argc, argv, "uq kernel report\n");
-  if (!calibrate && (calibrateQuick || calibrateOverlap ||
-                     calibrateJson.getNumOccurrences() ||
-                     calibrateSamples.getNumOccurrences() ||
-                     aiterDir.getNumOccurrences()))
-    return error("--aiter-dir, --calibrate-samples, --calibrate-quick, "
-                 "--calibrate-overlap and --calibrate-json go with "
-                 "--calibrate");
-  if (calibrate) {
-    if (calibrateSamples == 0 || calibrateSamples > 64)
-      return error("--calibrate-samples must be in [1, 64]");
-    return uq::runCalibration(
-        {aiterDir, calibrateSamples, calibrateQuick, calibrateJson,
-         calibrateOverlap});
+/// The ladder's or the table's options from the command line (the grid's
+/// defaults depend on the mode); a message on stderr and nullopt when one
+/// is out of range.
+static std::optional<uq::report::LadderOptions> ladderOptions(int argc,
+                                                              char **argv) {
+  uq::report::LadderOptions o;
+  for (int i = 0; i < argc; ++i)
+    o.command += (i ? " " : "") + std::string(i ? argv[i] : "uq-kernel-report");
+  const bool table = !tablePath.empty();
+  std::vector<std::string> shapes(shapesOpt.begin(), shapesOpt.end());
+  if (shapes.empty())
+    shapes = quick   ? std::vector<std::string>{"128:4:2"}
+             : table ? std::vector<std::string>{"128:4:8", "128:6:4",
+                                                "128:8:8", "128:16:8",
+                                                "256:2:8", "256:8:8"}
+                     : std::vector<std::string>{"128:4:8", "128:8:8",
+                                                "128:16:8", "256:8:8"};
+  for (const std::string &t : shapes) {
+    auto s = parseShape(t);
+    if (!s) {
+      llvm::errs() << "uq-kernel-report: " << llvm::toString(s.takeError())
+                   << "\n";
+      return std::nullopt;
+    }
+    o.shapes.push_back(*s);
   }
-  if (vScaleE4M3 && (!tablePath.empty() || prefill))
-    return error("--v-scale-e4m3 goes with the single-kernel report and "
-                 "--ladder (not --table or --prefill)");
-  if (ladder || quick || !tablePath.empty())
-    return runLadderOrTable(argc, argv);
-  if (!jsonPath.empty() || !plotPath.empty() || !shapesOpt.empty() || !contextsOpt.empty() ||
-      !batchesOpt.empty() || !checkLensOpt.empty() || noCheck) {
-    llvm::errs() << "uq-kernel-report: --json, --plot, --shapes, --contexts, "
-                    "--batches, --check-lens and --no-check go with --ladder "
-                    "or --table\n";
+  o.contexts.assign(contextsOpt.begin(), contextsOpt.end());
+  if (o.contexts.empty())
+    o.contexts = quick   ? std::vector<int64_t>{600}
+                 : table ? std::vector<int64_t>{256, 1024, 4096, 16384, 32768,
+                                                65536, 131072}
+                         : std::vector<int64_t>{4096, 32768, 131072};
+  o.batches.assign(batchesOpt.begin(), batchesOpt.end());
+  if (o.batches.empty())
+    o.batches = quick   ? std::vector<uint64_t>{2}
+                : table ? std::vector<uint64_t>{1, 2, 4, 8, 16, 32, 64, 128,
+                                                256, 512}
+                        : std::vector<uint64_t>{1, 16, 64};
+  for (int64_t c : o.contexts)
+    if (c <= 0 || c > (int64_t(1) << 30)) {
+      llvm::errs() << "uq-kernel-report: --contexts must be in [1, 2^30], got "
+                   << c << "\n";
+      return std::nullopt;
+    }
+  for (uint64_t b : o.batches)
+    if (b == 0 || b > (uint64_t(1) << 20)) {
+      llvm::errs() << "uq-kernel-report: --batches must be in [1, 2^20], got "
+                   << b << "\n";
+      return std::nullopt;
+    }
+  if (samplesOpt == 0) {
+    llvm::errs() << "uq-kernel-report: --samples must be >= 1\n";
+    return std::nullopt;
+  }
+  o.samples = samplesOpt;
+  if (!formatsOpt.empty()) {
+    o.formats.clear();
+    for (uq::KVCacheKind f : formatsOpt)
+      if (llvm::find(o.formats, f) == o.formats.end())
+        o.formats.push_back(f);
+  }
+  o.blockSize = blockSize;
+  o.partitionSize = partitionSize;
+  o.maxPartitionTokens = maxPartitionTokens;
+  o.minPartitionTokens = minPartitionTokens;
+  o.decodeWorkgroups = decodeWorkgroups;
+  o.headMajor = cacheLayout == CacheLayoutOpt::HeadMajor;
+  o.hbmTraffic = hbmTraffic;
+  o.vScaleE4M3 = vScaleE4M3;
+  o.jsonPath = jsonPath;
+  return o;
+}
+
+/// --plot: plot_ladder.py on the ladder's JSON.
+static int plotLadder() {
+  std::string python = UQ_PYTHON, script = UQ_PLOT_LADDER;
+  llvm::SmallVector<llvm::StringRef, 6> cmd = {python, script, jsonPath, "-o",
+                                               plotPath};
+  std::string msg;
+  int rc = llvm::sys::ExecuteAndWait(python, cmd, std::nullopt, {}, 0, 0, &msg);
+  if (rc != 0) {
+    llvm::errs() << "uq-kernel-report: plotting failed (" << python << " "
+                 << script << ")" << (msg.empty() ? "" : ": " + msg) << "\n";
     return 1;
   }
-  if (!prefill &&
-      (prefillWavesOpt.getNumOccurrences() ||
-       prefillRowsOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
-       partitionsOpt.getNumOccurrences() ||
-       prefixTokens.getNumOccurrences() || decodesOpt.getNumOccurrences() ||
-       !prefillFormats.empty() || checkNewTokens.getNumOccurrences() ||
-       checkPrefix.getNumOccurrences() || checkTolerance.getNumOccurrences()))
-    return error("--prefill-waves, --prefill-rows, --new-tokens, --prefix, "
-                 "--decodes, --partitions, --prefill-formats and --check-* go "
-                 "with --prefill");
-  if (prefill) {
-    if (newTokens < 1 || newTokens > (1 << 20) || checkNewTokens < 1 ||
-        checkNewTokens > (1 << 20))
-      return error("--new-tokens and --check-new-tokens must be in [1, "
-                   "1048576]");
-    if (prefixTokens < 0 || prefixTokens > (1 << 24) || checkPrefix < 0 ||
-        checkPrefix > (1 << 24))
-      return error("--prefix and --check-prefix must be in [0, 16777216]");
-    if (decodesOpt < 0 || decodesOpt > 4096)
-      return error("--decodes must be in [0, 4096]");
-    if (partitionsOpt < 0 || partitionsOpt > 4096)
-      return error("--partitions must be in [0, 4096]");
-    if (!(checkTolerance >= 0))
-      return error("--check-tolerance must be >= 0");
-    if (samplesOpt.getNumOccurrences() && samplesOpt == 0)
-      return error("--samples must be >= 1");
-    uq::PrefillReportOptions po;
-    po.numQHeads = numQHeads;
-    po.numKVHeads = numKVHeads;
-    po.headDim = headDim;
-    po.blockSize = blockSize;
-    po.partitionSize = partitionSize;
-    po.newTokens = newTokens;
-    po.prefix = prefixTokens;
-    po.decodes = decodesOpt;
-    po.partitions = partitionsOpt;
-    // --samples: 4 traced workgroups per launch unless given.
-    po.samples = samplesOpt.getNumOccurrences() ? samplesOpt.getValue() : 4u;
-    po.prefillWaves = prefillWavesOpt;
-    po.prefillRows = prefillRowsOpt;
-    if (!prefillFormats.empty())
-      po.formats.assign(prefillFormats.begin(), prefillFormats.end());
-    po.checkNewTokens = checkNewTokens;
-    po.checkPrefix = checkPrefix;
-    po.checkTolerance = checkTolerance;
-    return uq::runPrefillReport(po);
+  llvm::outs() << "wrote " << plotPath << "\n";
+  return 0;
+}
+
+/// --ladder, --quick, --table.
+static int runLadderOrTable(int argc, char **argv) {
+  auto o = ladderOptions(argc, argv);
+  if (!o)
+    return 1;
+  const bool table = !tablePath.empty();
+  const bool runsLadder = ladder || (quick && !table);
+  if (!jsonPath.empty() && !runsLadder) {
+    llvm::errs() << "uq-kernel-report: --json goes with --ladder (or "
+                    "--quick without --table)\n";
+    return 1;
   }
+  if (!plotPath.empty() && (jsonPath.empty() || !runsLadder)) {
+    llvm::errs() << "uq-kernel-report: --plot goes with --ladder (or --quick) "
+                    "and --json\n";
+    return 1;
+  }
+  if (!noCheck) {
+    o->checkLens.assign(checkLensOpt.begin(), checkLensOpt.end());
+    if (o->checkLens.empty())
+      o->checkLens = quick ? std::vector<int32_t>{600, 600, 300, 17}
+                           : std::vector<int32_t>{4096, 4096, 1000, 77};
+    for (int32_t l : o->checkLens)
+      if (l < 0) {
+        llvm::errs() << "uq-kernel-report: --check-lens must be >= 0\n";
+        return 1;
+      }
+  }
+  if (runsLadder) {
+    if (llvm::Error e = uq::report::runLadder(*o, llvm::outs())) {
+      llvm::errs() << "uq-kernel-report: " << llvm::toString(std::move(e))
+                   << "\n";
+      return 1;
+    }
+  }
+  if (!plotPath.empty())
+    if (int rc = plotLadder())
+      return rc;
+  if (table) {
+    if (ladder)
+      llvm::outs() << "\n";
+    if (llvm::Error e =
+            uq::report::writeKernelTable(*o, tablePath, llvm::outs())) {
+      llvm::errs() << "uq-kernel-report: " << llvm::toString(std::move(e))
+                   << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/// --calibrate.
+static int runCalibrate() {
+  if (calibrateSamples == 0 || calibrateSamples > 64)
+    return error("--calibrate-samples must be in [1, 64]");
+  if (llvm::Error e = uq::report::runCalibration({aiterDir, calibrateSamples,
+                                                  calibrateQuick, calibrateJson,
+                                                  calibrateOverlap},
+                                                 llvm::outs()))
+    return error(llvm::toString(std::move(e)));
+  return 0;
+}
+
+/// --prefill.
+static int runPrefill() {
+  if (newTokens < 1 || newTokens > (1 << 20) || checkNewTokens < 1 ||
+      checkNewTokens > (1 << 20))
+    return error("--new-tokens and --check-new-tokens must be in [1, "
+                 "1048576]");
+  if (prefixTokens < 0 || prefixTokens > (1 << 24) || checkPrefix < 0 ||
+      checkPrefix > (1 << 24))
+    return error("--prefix and --check-prefix must be in [0, 16777216]");
+  if (decodesOpt < 0 || decodesOpt > 4096)
+    return error("--decodes must be in [0, 4096]");
+  if (partitionsOpt < 0 || partitionsOpt > 4096)
+    return error("--partitions must be in [0, 4096]");
+  if (!(checkTolerance >= 0))
+    return error("--check-tolerance must be >= 0");
+  if (samplesOpt.getNumOccurrences() && samplesOpt == 0)
+    return error("--samples must be >= 1");
+  uq::report::PrefillReportOptions po;
+  po.numQHeads = numQHeads;
+  po.numKVHeads = numKVHeads;
+  po.headDim = headDim;
+  po.blockSize = blockSize;
+  po.partitionSize = partitionSize;
+  po.newTokens = newTokens;
+  po.prefix = prefixTokens;
+  po.decodes = decodesOpt;
+  po.partitions = partitionsOpt;
+  // --samples: 4 traced workgroups per launch unless given.
+  po.samples = samplesOpt.getNumOccurrences() ? samplesOpt.getValue() : 4u;
+  po.prefillWaves = prefillWavesOpt;
+  po.prefillRows = prefillRowsOpt;
+  if (!prefillFormats.empty())
+    po.formats.assign(prefillFormats.begin(), prefillFormats.end());
+  po.checkNewTokens = checkNewTokens;
+  po.checkPrefix = checkPrefix;
+  po.checkTolerance = checkTolerance;
+  auto ok = uq::report::runPrefillReport(
+      po, llvm::outs(), [](const llvm::Twine &msg) {
+        llvm::errs() << "uq-kernel-report: " << msg << "\n";
+      });
+  if (!ok) {
+    llvm::errs() << "uq-kernel-report: " << llvm::toString(ok.takeError())
+                 << "\n";
+    return 1;
+  }
+  return *ok ? 0 : 1;
+}
+
+/// The default mode: one decode configuration.
+static int runDecode() {
   // Sizes the harness can hold (finer rules are the IR verifier's, reported
   // as located diagnostics).
   auto inRange = [](int64_t v, int64_t hi) { return v >= 1 && v <= hi; };
@@ -515,81 +501,60 @@ int main(int argc, char **argv) {
   if (vScaleE4M3 && format != uq::KVCacheKind::UltraQuant)
     return error("--v-scale-e4m3 needs --format=uq4");
   pb.vScaleE4M3 = vScaleE4M3;
-  // The cache write is measured on its own below; a 32K-token cache is
-  // written by the reference to keep the run short.
-  pb.gpuCacheWrite = false;
-  auto report = uq::runEmulatedAttention(pb);
-  if (!report)
-    return error(llvm::toString(report.takeError()));
-  uq::AttentionProblem wpb = pb;
-  wpb.seqLens = {1024};
-  wpb.gpuCacheWrite = true;
-  auto write = uq::runEmulatedAttention(wpb);
-  if (!write)
-    return error(llvm::toString(write.takeError()));
+  auto ok = uq::report::runDecodeReport(pb, llvm::outs());
+  if (!ok)
+    return error(llvm::toString(ok.takeError()));
+  return *ok ? 0 : 1;
+}
 
-  llvm::outs() << llvm::formatv(
-      "uq kernel report: gfx950, {6}{7} KV cache, head_dim {0}, {1} query "
-      "heads / {2} KV heads (GQA {3}), block size {4}, partition {5}\n\n",
-      pb.headDim, pb.numQHeads, pb.numKVHeads, pb.numQHeads / pb.numKVHeads,
-      pb.blockSize, pb.partitionSize, uq::kvCacheKindName(pb.format),
-      pb.vScaleE4M3 ? " (E4M3 value scales)" : "");
-  auto json = llvm::json::parse(report->kernelsJson);
-  if (!json)
-    return error("bad kernel JSON: " + llvm::toString(json.takeError()));
-  llvm::outs() << "resources (from the code object's metadata):\n";
-  llvm::outs() << llvm::formatv("  {0,-22} {1,5} {2,5} {3,5} {4,7} {5,7} "
-                                "{6,10} {7,9}\n",
-                                "kernel", "VGPR", "AGPR", "SGPR", "LDS B",
-                                "scratch", "waves/SIMD", "waves/CU");
-  for (auto &k : *json->getAsObject()->getArray("kernels")) {
-    auto *o = k.getAsObject();
-    auto *occ = o->getObject("occupancy");
-    llvm::outs() << llvm::formatv(
-        "  {0,-22} {1,5} {2,5} {3,5} {4,7} {5,7} {6,10} {7,9}\n",
-        *o->getString("name"), *o->getInteger("vgpr_count"),
-        *o->getInteger("agpr_count"), *o->getInteger("sgpr_count"),
-        *o->getInteger("group_segment_fixed_size"),
-        *o->getInteger("private_segment_fixed_size"),
-        *occ->getInteger("waves_per_simd_by_registers"),
-        *occ->getInteger("waves_per_cu"));
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  uq::hideUnrelatedOptions({&category, &ladderCat, &prefillCat, &calibrateCat});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "uq kernel report: a benchmark of uq's gfx950 kernels in the emulator "
+      "and on its timing model\n\n"
+      "  (default)    one decode configuration: resources and dynamic "
+      "instruction counts\n"
+      "  --ladder     decode-step times of the bf16, fp8 and uq4 kernels over "
+      "a grid (model); --quick: a tiny grid\n"
+      "  --table FILE the serving simulator's kernel table (model)\n"
+      "  --prefill    a long prefill (model)\n"
+      "  --calibrate  the timing model against AMD's measured AITER "
+      "kernels\n");
+  // Each mode's options go with that mode only.
+  if (!calibrate && (calibrateQuick || calibrateOverlap ||
+                     calibrateJson.getNumOccurrences() ||
+                     calibrateSamples.getNumOccurrences() ||
+                     aiterDir.getNumOccurrences()))
+    return error("--aiter-dir, --calibrate-samples, --calibrate-quick, "
+                 "--calibrate-overlap and --calibrate-json go with "
+                 "--calibrate");
+  if (calibrate)
+    return runCalibrate();
+  if (vScaleE4M3 && (!tablePath.empty() || prefill))
+    return error("--v-scale-e4m3 goes with the single-kernel report and "
+                 "--ladder (not --table or --prefill)");
+  if (ladder || quick || !tablePath.empty())
+    return runLadderOrTable(argc, argv);
+  if (!jsonPath.empty() || !plotPath.empty() || !shapesOpt.empty() || !contextsOpt.empty() ||
+      !batchesOpt.empty() || !checkLensOpt.empty() || noCheck) {
+    llvm::errs() << "uq-kernel-report: --json, --plot, --shapes, --contexts, "
+                    "--batches, --check-lens and --no-check go with --ladder "
+                    "or --table\n";
+    return 1;
   }
-  const double tokens = seqLen;
-  const double tiles = tokens / 64.0;
-  llvm::outs() << llvm::formatv(
-      "\ndecode partitions over {0} tokens ({1} workgroups): dynamic counts "
-      "per 64-token tile (prologue amortised)\n",
-      seqLen, report->numPartitions * pb.numKVHeads);
-  printClasses(report->partialStats, tiles * pb.numKVHeads);
-  double perToken =
-      double(report->partialStats.globalBytesRead) / (tokens * pb.numKVHeads);
-  // One slot: K and V codes (+ scales).
-  double slot = pb.format == uq::KVCacheKind::UltraQuant
-                    ? pb.headDim + pb.headDim / 16
-                : pb.format == uq::KVCacheKind::FP8 ? 2.0 * pb.headDim
-                                                    : 4.0 * pb.headDim;
-  llvm::outs() << llvm::formatv(
-      "  global bytes read per token per KV head: {0:f1} (floor {1:f0} B = "
-      "one slot; {2:f1}x)\n",
-      perToken, slot, perToken / slot);
-  llvm::outs() << llvm::formatv(
-      "  emulated in {0:f2} s; relative L2 error vs reference {1:e2}, {2} "
-      "outputs outside the bound\n",
-      report->partialStats.seconds, report->relL2, report->outsideBound);
-  llvm::outs() << llvm::formatv(
-      "\nquery preparation (once per sequence): {0} wave-instructions for {1} "
-      "query heads\n",
-      report->queryStats.waveInstructions, pb.numQHeads);
-  llvm::outs() << llvm::formatv(
-      "merge: {0} wave-instructions for {1} partitions x {2} heads\n",
-      report->mergeStats.waveInstructions, report->numPartitions, pb.numQHeads);
-  const auto &ws = write->writeStats;
-  double rows = 2.0 * 1024 * pb.numKVHeads;
-  llvm::outs() << llvm::formatv(
-      "cache write: {0:f1} wave-instructions per (token, head, K or V) row, "
-      "{1:f1} B read and {2:f1} B written per row; {3} cache bytes differ "
-      "from the reference\n",
-      ws.waveInstructions / rows, ws.globalBytesRead / rows,
-      ws.globalBytesWritten / rows, write->cacheMismatches);
-  return report->outsideBound == 0 && write->cacheMismatches == 0 ? 0 : 1;
+  if (!prefill &&
+      (prefillWavesOpt.getNumOccurrences() ||
+       prefillRowsOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
+       partitionsOpt.getNumOccurrences() ||
+       prefixTokens.getNumOccurrences() || decodesOpt.getNumOccurrences() ||
+       !prefillFormats.empty() || checkNewTokens.getNumOccurrences() ||
+       checkPrefix.getNumOccurrences() || checkTolerance.getNumOccurrences()))
+    return error("--prefill-waves, --prefill-rows, --new-tokens, --prefix, "
+                 "--decodes, --partitions, --prefill-formats and --check-* go "
+                 "with --prefill");
+  if (prefill)
+    return runPrefill();
+  return runDecode();
 }

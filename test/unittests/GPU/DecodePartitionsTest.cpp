@@ -18,7 +18,7 @@
 
 #include "PagedBatches.h"
 #include "uq/Conversion/DecodePartitions.h"
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
 
 #include "gtest/gtest.h"
 

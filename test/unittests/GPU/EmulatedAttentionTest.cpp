@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
 
 #include "../GoldenData.h"
 

@@ -26,7 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PagedBatches.h"
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
 
 #include "gtest/gtest.h"
 

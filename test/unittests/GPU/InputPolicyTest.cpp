@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
 
 #include "uq/Emulator/KernelsJson.h"
 #include "uq/Reference/Reference.h"

@@ -5,13 +5,13 @@
 // emulator from the kernel JSON, and compared with ref::pagedAttention:
 // every output inside the per-element bound of ref::attentionErrorBounds
 // (the kernels' rounding of P, derived as for decode in
-// EmulatedAttention.cpp). One code object per configuration (run-time
-// sizes) serves every batch of a test.
+// lib/Harness/EmulatedAttention.cpp). One code object per configuration
+// (run-time sizes) serves every batch of a test.
 //
 //===----------------------------------------------------------------------===//
 
 #include "PagedBatches.h"
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
 
 #include "uq/Reference/Reference.h"
 

@@ -10,7 +10,7 @@
 #ifndef UQ_TEST_UNITTESTS_GPU_PAGEDBATCHES_H
 #define UQ_TEST_UNITTESTS_GPU_PAGEDBATCHES_H
 
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
 
 #include "gtest/gtest.h"
 

@@ -10,11 +10,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef UQ_TOOLS_KERNEL_REPORT_STEPTIMING_H
-#define UQ_TOOLS_KERNEL_REPORT_STEPTIMING_H
+#ifndef UQ_KERNELREPORT_STEPTIMING_H
+#define UQ_KERNELREPORT_STEPTIMING_H
 
 #include "uq/Emulator/TimingModel.h"
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
 
 #include "llvm/Support/Error.h"
 
@@ -136,4 +136,4 @@ inline const char *formatName(KVCacheKind k) { return kvCacheKindName(k); }
 
 } // namespace uq::report
 
-#endif // UQ_TOOLS_KERNEL_REPORT_STEPTIMING_H
+#endif // UQ_KERNELREPORT_STEPTIMING_H

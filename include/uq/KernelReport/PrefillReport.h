@@ -1,14 +1,25 @@
 //===- PrefillReport.h - uq-kernel-report --prefill -------------*- C++ -*-===//
+//
+// The timing model's figures of one long prefill (uq.paged_attention: a
+// chunk of new tokens over a cached prefix, optionally with decodes in the
+// same batch) for each cache format, after a check of the same batch shape
+// reduced and emulated whole (PrefillReport.cpp says how).
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef UQ_TOOLS_UQKERNELREPORT_PREFILLREPORT_H
-#define UQ_TOOLS_UQKERNELREPORT_PREFILLREPORT_H
+#ifndef UQ_KERNELREPORT_PREFILLREPORT_H
+#define UQ_KERNELREPORT_PREFILLREPORT_H
 
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/Harness/EmulatedAttention.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <vector>
 
-namespace uq {
+namespace uq::report {
 
 struct PrefillReportOptions {
   int64_t numQHeads = 8, numKVHeads = 1, headDim = 128, blockSize = 16;
@@ -37,10 +48,16 @@ struct PrefillReportOptions {
   double checkTolerance = 0.1;
 };
 
-/// Prints the timing model's figures of a long prefill for the uq4 and fp8
-/// caches; returns the exit status (1 on an error or a wrong result).
-int runPrefillReport(const PrefillReportOptions &o);
+/// Prints the timing model's figures of a long prefill for each of
+/// \p o's cache formats to \p os. A failed check (outputs outside the
+/// bound, or the sampled prediction off the whole emulation by more than
+/// the tolerance) is passed to \p warn ("<format>: the check failed ...")
+/// and the report goes on; returns whether every check passed. An error
+/// (compiling, emulating) names the format and stops the report.
+llvm::Expected<bool>
+runPrefillReport(const PrefillReportOptions &o, llvm::raw_ostream &os,
+                 llvm::function_ref<void(const llvm::Twine &)> warn);
 
-} // namespace uq
+} // namespace uq::report
 
-#endif // UQ_TOOLS_UQKERNELREPORT_PREFILLREPORT_H
+#endif // UQ_KERNELREPORT_PREFILLREPORT_H

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef UQ_TARGET_EMULATEDATTENTION_H
-#define UQ_TARGET_EMULATEDATTENTION_H
+#ifndef UQ_HARNESS_EMULATEDATTENTION_H
+#define UQ_HARNESS_EMULATEDATTENTION_H
 
 #include "uq/Emulator/Emulator.h"
 #include "uq/Emulator/TimingModel.h"
@@ -357,4 +357,4 @@ runEmulatedPagedAttention(const PagedAttentionProblem &problem);
 
 } // namespace uq
 
-#endif // UQ_TARGET_EMULATEDATTENTION_H
+#endif // UQ_HARNESS_EMULATEDATTENTION_H

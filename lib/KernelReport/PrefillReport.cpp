@@ -22,9 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "PrefillReport.h"
-
-#include "uq/Target/EmulatedAttention.h"
+#include "uq/KernelReport/PrefillReport.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -32,15 +30,16 @@
 #include <cmath>
 
 using namespace uq;
+using namespace uq::report;
 
 namespace {
 
 /// One chunk of `newTokens` over `prefix` cached tokens after `decodes`
 /// one-token sequences over `prefix`, in `partitions` split-K partitions
 /// (0: the compiler's rule).
-PagedAttentionProblem batch(const PagedAttentionProblem &shape,
-                            int64_t decodes, int64_t newTokens,
-                            int64_t prefix, int64_t partitions) {
+PagedAttentionProblem batch(const PagedAttentionProblem &shape, int64_t decodes,
+                            int64_t newTokens, int64_t prefix,
+                            int64_t partitions) {
   PagedAttentionProblem pp = shape;
   pp.queryLens.assign(decodes, 1);
   pp.seqLens.assign(decodes, int32_t(prefix + 1));
@@ -112,8 +111,10 @@ llvm::Expected<Figures> measure(const PrefillReportOptions &o,
 
 } // namespace
 
-int uq::runPrefillReport(const PrefillReportOptions &o) {
-  llvm::outs() << llvm::formatv(
+llvm::Expected<bool> uq::report::runPrefillReport(
+    const PrefillReportOptions &o, llvm::raw_ostream &os,
+    llvm::function_ref<void(const llvm::Twine &)> warn) {
+  os << llvm::formatv(
       "uq kernel report --prefill: gfx950 timing model (model, "
       "uncalibrated unless docs/timing-model.md says otherwise), {0} new "
       "tokens over a {1}-token cached prefix{9}, head_dim {2}, {3} query "
@@ -122,10 +123,9 @@ int uq::runPrefillReport(const PrefillReportOptions &o) {
       "sampled workgroups per launch\n\n",
       o.newTokens, o.prefix, o.headDim, o.numQHeads, o.numKVHeads,
       o.numQHeads / o.numKVHeads, o.blockSize, o.prefillWaves, o.samples,
-      o.decodes ? llvm::formatv(" and {0} decodes over the prefix",
-                                o.decodes)
-                      .str()
-                : std::string(),
+      o.decodes
+          ? llvm::formatv(" and {0} decodes over the prefix", o.decodes).str()
+          : std::string(),
       o.prefillRows,
       o.partitions ? std::to_string(o.partitions)
                    : std::string("the compiler's rule of"));
@@ -133,83 +133,79 @@ int uq::runPrefillReport(const PrefillReportOptions &o) {
   bool ok = true;
   for (KVCacheKind k : o.formats) {
     auto f = measure(o, k);
-    if (!f) {
-      llvm::errs() << "uq-kernel-report: " << kvCacheKindName(k) << ": "
-                   << llvm::toString(f.takeError()) << "\n";
-      return 1;
-    }
+    if (!f)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     llvm::Twine(kvCacheKindName(k)) + ": " +
+                                         llvm::toString(f.takeError()));
     const PagedAttentionTiming &t = f->timing;
     const PagedAttentionTiming &cw = f->checkWhole, &cs = f->checkSampled;
     double diff = relDiff(cw.prefillUs, cs.prefillUs);
-    bool checkOk = cw.outsideBound == 0 &&
-                   std::fabs(diff) <= o.checkTolerance;
-    llvm::outs() << llvm::formatv(
+    bool checkOk = cw.outsideBound == 0 && std::fabs(diff) <= o.checkTolerance;
+    os << llvm::formatv(
         "{0} KV cache\n  check ({1} new tokens over {2}, same grid shape: "
         "{3} workgroups of {4} with keys): whole emulation vs reference rel "
         "L2 {5:e2}, {6} outputs outside the bound; prefill launch whole "
         "{7:f2} us vs sampled {8:f2} us ({9:f1}%, tolerance {10:f1}%)\n",
-        kvCacheKindName(k), o.checkNewTokens, o.checkPrefix,
-        cw.prefillWorking, cw.prefillWorkgroups, cw.relL2, cw.outsideBound,
-        cw.prefillUs, cs.prefillUs, 100 * diff, 100 * o.checkTolerance);
+        kvCacheKindName(k), o.checkNewTokens, o.checkPrefix, cw.prefillWorking,
+        cw.prefillWorkgroups, cw.relL2, cw.outsideBound, cw.prefillUs,
+        cs.prefillUs, 100 * diff, 100 * o.checkTolerance);
     if (!checkOk)
-      llvm::errs() << "uq-kernel-report: " << kvCacheKindName(k)
-                   << ": the check failed (outputs outside the bound, or the "
-                      "sampled prediction differs from the whole emulation "
-                      "by more than the tolerance)\n";
+      warn(llvm::Twine(kvCacheKindName(k)) +
+           ": the check failed (outputs outside the bound, or the sampled "
+           "prediction differs from the whole emulation by more than the "
+           "tolerance)");
     ok &= checkOk;
-    llvm::outs() << llvm::formatv("  prefill: {0} of {1} workgroups have "
-                                  "keys; traced",
-                                  t.prefillWorking, t.prefillWorkgroups);
+    os << llvm::formatv("  prefill: {0} of {1} workgroups have "
+                        "keys; traced",
+                        t.prefillWorking, t.prefillWorkgroups);
     for (auto [id, wt] : llvm::zip(t.prefillTraced, t.prefillWeights))
-      llvm::outs() << llvm::formatv(" ({0},{1},{2})x{3:f0}", id[0], id[1],
-                                    id[2], wt);
-    llvm::outs() << "\n";
+      os << llvm::formatv(" ({0},{1},{2})x{3:f0}", id[0], id[1], id[2], wt);
+    os << "\n";
     for (const std::string &line : t.launchText)
-      llvm::outs() << "  " << line << "\n";
-    llvm::outs() << llvm::formatv(
+      os << "  " << line << "\n";
+    os << llvm::formatv(
         "  model estimate: query {0:f1} us + prefill {1:f1} us + merge {2:f1} "
         "us = {3:f1} us\n",
         t.queryUs, t.prefillUs, t.mergeUs, t.totalUs);
-    llvm::outs() << llvm::formatv(
+    os << llvm::formatv(
         "  prefill: bound {0:f1} us ({1}); MFMA-bound time {2:f1} us = "
         "{3:f1}% of the prefill estimate\n",
         t.prefillBoundUs, t.prefillBoundResource, t.prefillMfmaUs,
         100.0 * t.prefillMfmaUs / t.prefillUs);
-    llvm::outs() << llvm::formatv(
+    os << llvm::formatv(
         "  causal FLOPs {0:e3}: {1:f3} PFLOP/s over the whole call, {2:f3} "
         "over the prefill launch (model)\n",
         f->flops, f->flops / (t.totalUs * 1e-6) / 1e15,
         f->flops / (t.prefillUs * 1e-6) / 1e15);
     for (auto &[kind, n] : t.mfmaByKind)
-      llvm::outs() << llvm::formatv("    {0,-40} {1,14:f0} per launch\n",
-                                    kind, n);
+      os << llvm::formatv("    {0,-40} {1,14:f0} per launch\n", kind, n);
     // The traced workgroups' instructions per wave and 32-key tile (the
     // loop's cost, with the per-workgroup set-up spread over its tiles).
     if (t.prefillWaveTiles > 0) {
       const emu::Stats &st = t.prefillStats;
       double n = t.prefillWaveTiles;
-      llvm::outs() << llvm::formatv(
+      os << llvm::formatv(
           "  prefill instructions per wave and 32-key tile (traced "
           "workgroups): VALU {0:f1} (transcendental {1:f1}), MFMA {2:f1}, "
           "LDS {3:f1}, SALU {4:f1}, SMEM {5:f1}, global {6:f1}, waitcnt "
           "{7:f1}, branch {8:f1}, all {9:f1}\n",
-          st.valu / n, st.valuTrans / n, st.mfma / n, st.lds / n,
-          st.salu / n, st.smem / n, st.global / n, st.waitcnts / n,
-          st.branch / n, st.waveInstructions / n);
+          st.valu / n, st.valuTrans / n, st.mfma / n, st.lds / n, st.salu / n,
+          st.smem / n, st.global / n, st.waitcnts / n, st.branch / n,
+          st.waveInstructions / n);
     }
-    llvm::outs() << llvm::formatv("  emulated in {0:f1} s (check {1:f1} s "
-                                  "whole, {2:f1} s sampled)\n\n",
-                                  t.emulatedSeconds, cw.emulatedSeconds,
-                                  cs.emulatedSeconds);
+    os << llvm::formatv("  emulated in {0:f1} s (check {1:f1} s "
+                        "whole, {2:f1} s sampled)\n\n",
+                        t.emulatedSeconds, cw.emulatedSeconds,
+                        cs.emulatedSeconds);
     if (k == KVCacheKind::UltraQuant)
       uqUs = t.totalUs;
     if (k == KVCacheKind::FP8)
       fp8Us = t.totalUs;
   }
   if (uqUs > 0 && fp8Us > 0)
-    llvm::outs() << llvm::formatv(
+    os << llvm::formatv(
         "uq4 / fp8 prefill (model estimate, whole call): {0:f3} (target <= "
         "0.9)\n",
         uqUs / fp8Us);
-  return ok ? 0 : 1;
+  return ok;
 }

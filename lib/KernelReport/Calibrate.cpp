@@ -22,7 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Calibrate.h"
+#include "uq/KernelReport/Calibrate.h"
 
 #include "uq/Emulator/Emulator.h"
 #include "uq/Emulator/TimingModel.h"
@@ -30,7 +30,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -40,12 +39,12 @@
 
 using namespace llvm;
 namespace emu = uq::emu;
+using namespace uq::report;
 
 namespace {
 
-int fail(const Twine &msg) {
-  WithColor::error(errs(), "uq-kernel-report") << msg << "\n";
-  return 1;
+Error fail(const Twine &msg) {
+  return createStringError(inconvertibleErrorCode(), msg);
 }
 
 /// Random bf16 bytes (values in [-1, 1]).
@@ -211,7 +210,8 @@ Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
     std::memcpy(lens.data() + 4 * s, &ctx, 4);
   size_t cacheElems = (size_t)blocks * hk * blk * D;
   std::map<uint32_t, emu::KernelArg> a;
-  a[0] = emu::KernelArg::buffer(std::vector<uint8_t>((size_t)batch * hq * D * 2));
+  a[0] =
+      emu::KernelArg::buffer(std::vector<uint8_t>((size_t)batch * hq * D * 2));
   a[16] = emu::KernelArg::buffer(randomBf16((size_t)batch * hq * D, rng));
   auto cache = [&] {
     std::vector<uint8_t> v = randomBf16(cacheElems, rng);
@@ -273,38 +273,154 @@ Expected<Row> pagedRow(const emu::CodeObject &co, const std::string &file,
   return r;
 }
 
+/// Loads AITER's code object \p f from the folder \p dir (ending in '/').
+Expected<std::unique_ptr<emu::CodeObject>> loadAiter(const std::string &dir,
+                                                     const std::string &f) {
+  if (!sys::fs::exists(dir + f))
+    return createStringError(inconvertibleErrorCode(),
+                             "no AITER code object '" + dir + f +
+                                 "' (--aiter-dir names the folder of "
+                                 "peers/aiter)");
+  return emu::CodeObject::loadFile(dir + f);
+}
+
+struct Fwd {
+  unsigned b, hq, hk, s;
+  double tflops;
+};
+struct Paged {
+  unsigned batch, ctx;
+  double us;
+};
+
+/// The forward rows against AMD's figures (AITER
+/// op_tests/cpp/mha/README.md, MI355X, BF16, non-causal, D 128).
+Error forwardTable(const CalibrationOptions &o, const emu::CodeObject &co,
+                   const std::vector<Fwd> &fwd, std::vector<Row> &rows,
+                   raw_ostream &os) {
+  os << "forward attention, fwd_hd128_bf16.co, BF16, non-causal, D 128 "
+        "(measured: AITER op_tests/cpp/mha/README.md)\n";
+  os << formatv("  {0,5} {1,3} {2,3} {3,6} {4,10} {5,10} {6,6} {7,-14} "
+                "{8,-14} {9,9}\n",
+                "batch", "hq", "hk", "seqlen", "model TF/s", "measured",
+                "ratio", "bound", "estimate", "emulated");
+  for (const Fwd &f : fwd) {
+    auto r = forwardRow(co, "fwd_hd128_bf16.co", f.b, f.hq, f.hk, f.s, false,
+                        false, f.tflops, o.samples, o.valuMfmaOverlap);
+    if (!r)
+      return fail(toString(r.takeError()));
+    os << formatv(
+        "  {0,5} {1,3} {2,3} {3,6} {4,10:f1} {5,10} {6,6} "
+        "{7,-14} {8,-14} {9,8:f1}s\n",
+        f.b, f.hq, f.hk, f.s, r->model,
+        f.tflops ? formatv("{0:f1}", f.tflops).str() : std::string("-"),
+        f.tflops ? formatv("{0:f2}", r->model / f.tflops).str()
+                 : std::string("-"),
+        r->est.boundResource, r->est.estimateLimiter, r->emulateSeconds);
+    os.flush();
+    rows.push_back(std::move(*r));
+  }
+  return Error::success();
+}
+
+/// The paged rows against AMD's figures (AITER pull request 4794:
+/// pa_fwd_asm BF16 on MI355X, 2 KV heads).
+Error pagedTable(const CalibrationOptions &o, const emu::CodeObject &co,
+                 const std::vector<Paged> &paged, std::vector<Row> &rows,
+                 raw_ostream &os) {
+  os << "\npaged attention, pa_bf16_noquant_gqa8_1tg_4w.co, BF16 cache, "
+        "GQA 8, block 16 (measured: AITER pull request 4794)\n";
+  os << formatv("  {0,5} {1,3} {2,6} {3,10} {4,10} {5,6} {6,-14} {7,-14} "
+                "{8,9}\n",
+                "batch", "hk", "ctx", "model us", "measured", "ratio", "bound",
+                "estimate", "emulated");
+  for (const Paged &p : paged) {
+    auto r = pagedRow(co, "pa_bf16_noquant_gqa8_1tg_4w.co", p.batch, 2, p.ctx,
+                      false, p.us, o.samples, o.valuMfmaOverlap);
+    if (!r)
+      return fail(toString(r.takeError()));
+    os << formatv(
+        "  {0,5} {1,3} {2,6} {3,10:f1} {4,10} {5,6} {6,-14} "
+        "{7,-14} {8,8:f1}s\n",
+        p.batch, 2, p.ctx, r->model,
+        p.us ? formatv("{0:f1}", p.us).str() : std::string("-"),
+        p.us ? formatv("{0:f2}", r->model / p.us).str() : std::string("-"),
+        r->est.boundResource, r->est.estimateLimiter, r->emulateSeconds);
+    os.flush();
+    rows.push_back(std::move(*r));
+  }
+  return Error::success();
+}
+
+/// The other AITER code objects: no published MI355X figure for them, so
+/// the model's figure is a prediction.
+Error predictions(const CalibrationOptions &o, const std::string &dir,
+                  std::vector<Row> &rows, raw_ostream &os) {
+  os << "\npredictions (no published MI355X figure): b 1, 64/8 heads, "
+        "8192 x 8192 forward; batch 32, 8192 tokens, 2 KV heads paged\n";
+  struct Pred {
+    const char *file;
+    bool causal, fp8, paged;
+  } preds[] = {{"fwd_hd128_bf16_causal.co", true, false, false},
+               {"fwd_hd128_fp8.co", false, true, false},
+               {"fwd_hd128_fp8_causal.co", true, true, false},
+               {"pa_bf16_pertokenFp8_gqa8_2tg_4w.co", false, true, true}};
+  for (const Pred &pr : preds) {
+    auto co = loadAiter(dir, pr.file);
+    if (!co)
+      return fail(toString(co.takeError()));
+    auto r = pr.paged ? pagedRow(**co, pr.file, 32, 2, 8192, true, 0, o.samples,
+                                 o.valuMfmaOverlap)
+                      : forwardRow(**co, pr.file, 1, 64, 8, 8192, pr.causal,
+                                   pr.fp8, 0, o.samples, o.valuMfmaOverlap);
+    if (!r)
+      return fail(toString(r.takeError()));
+    os << formatv("  {0,-36} {1,10:f1} {2,-8} bound {3}, estimate "
+                  "limited by {4} (model)\n",
+                  pr.file, r->model, r->tflops ? "TFLOP/s" : "us",
+                  r->est.boundResource, r->est.estimateLimiter);
+    os.flush();
+    rows.push_back(std::move(*r));
+  }
+  return Error::success();
+}
+
+/// The rows as JSON (CalibrationOptions::jsonPath).
+Error writeRowsJson(const std::string &path, const std::vector<Row> &rows) {
+  json::Array arr;
+  for (const Row &r : rows) {
+    json::Object x;
+    x["kernel"] = r.kernel;
+    x["shape"] = r.shape;
+    x["unit"] = r.tflops ? "TFLOP/s" : "us";
+    x["model"] = r.model;
+    if (r.measured)
+      x["measured"] = r.measured, x["ratio"] = r.model / r.measured;
+    x["launch"] = r.est.toJSON();
+    arr.push_back(std::move(x));
+  }
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OF_Text);
+  if (ec)
+    return fail("cannot write '" + path + "': " + ec.message());
+  os << formatv("{0:2}", json::Value(std::move(arr))) << "\n";
+  return Error::success();
+}
+
 } // namespace
 
-int uq::runCalibration(const CalibrationOptions &o) {
+Error uq::report::runCalibration(const CalibrationOptions &o, raw_ostream &os) {
   std::string dir = o.aiterDir;
   if (!dir.empty() && dir.back() != '/')
     dir += '/';
-  auto load = [&](const std::string &f)
-      -> Expected<std::unique_ptr<emu::CodeObject>> {
-    if (!sys::fs::exists(dir + f))
-      return createStringError(inconvertibleErrorCode(),
-                               "no AITER code object '" + dir + f +
-                                   "' (--aiter-dir names the folder of "
-                                   "peers/aiter)");
-    return emu::CodeObject::loadFile(dir + f);
-  };
-  struct Fwd {
-    unsigned b, hq, hk, s;
-    double tflops;
-  };
   // AITER op_tests/cpp/mha/README.md, MI355X, BF16, non-causal, D 128.
-  std::vector<Fwd> fwd = {
-      {1, 32, 8, 1024, 613.48},  {1, 32, 8, 4096, 1177.11},
-      {1, 32, 8, 8192, 1396},    {4, 32, 8, 8192, 1407.46},
-      {8, 32, 8, 8192, 1406.47}, {1, 64, 8, 1024, 1003.73},
-      {1, 64, 8, 2048, 1018.07}, {1, 64, 8, 4096, 1305.83},
-      {1, 64, 8, 8192, 1412.91}, {1, 64, 8, 10240, 1417.43},
-      {4, 64, 8, 8192, 1407.58}, {8, 64, 8, 8192, 1322.77},
-      {1, 64, 4, 8192, 1406.35}};
-  struct Paged {
-    unsigned batch, ctx;
-    double us;
-  };
+  std::vector<Fwd> fwd = {{1, 32, 8, 1024, 613.48},  {1, 32, 8, 4096, 1177.11},
+                          {1, 32, 8, 8192, 1396},    {4, 32, 8, 8192, 1407.46},
+                          {8, 32, 8, 8192, 1406.47}, {1, 64, 8, 1024, 1003.73},
+                          {1, 64, 8, 2048, 1018.07}, {1, 64, 8, 4096, 1305.83},
+                          {1, 64, 8, 8192, 1412.91}, {1, 64, 8, 10240, 1417.43},
+                          {4, 64, 8, 8192, 1407.58}, {8, 64, 8, 8192, 1322.77},
+                          {1, 64, 4, 8192, 1406.35}};
   // AITER pull request 4794: pa_fwd_asm BF16 on MI355X, 2 KV heads.
   std::vector<Paged> paged = {
       {1, 8192, 45.3}, {32, 8192, 52.6}, {8, 32768, 180.2}, {32, 32768, 321.1}};
@@ -312,15 +428,15 @@ int uq::runCalibration(const CalibrationOptions &o) {
     fwd = {{1, 8, 8, 512, 0}};
     paged = {{2, 256, 0}};
   }
-  auto fwdCo = load("fwd_hd128_bf16.co");
+  auto fwdCo = loadAiter(dir, "fwd_hd128_bf16.co");
   if (!fwdCo)
     return fail(toString(fwdCo.takeError()));
-  auto paCo = load("pa_bf16_noquant_gqa8_1tg_4w.co");
+  auto paCo = loadAiter(dir, "pa_bf16_noquant_gqa8_1tg_4w.co");
   if (!paCo)
     return fail(toString(paCo.takeError()));
 
   std::vector<Row> rows;
-  outs() << formatv(
+  os << formatv(
       "timing model vs AMD's published MI355X figures ({0} sampled "
       "workgroups per launch; model figures include the {1:f1} us launch "
       "overhead{2})\n\n",
@@ -328,103 +444,18 @@ int uq::runCalibration(const CalibrationOptions &o) {
       o.valuMfmaOverlap ? "; VALU and MFMA overlapping (not the calibrated "
                           "model)"
                         : "");
-  outs() << "forward attention, fwd_hd128_bf16.co, BF16, non-causal, D 128 "
-            "(measured: AITER op_tests/cpp/mha/README.md)\n";
-  outs() << formatv("  {0,5} {1,3} {2,3} {3,6} {4,10} {5,10} {6,6} {7,-14} "
-                    "{8,-14} {9,9}\n",
-                    "batch", "hq", "hk", "seqlen", "model TF/s", "measured",
-                    "ratio", "bound", "estimate", "emulated");
-  for (const Fwd &f : fwd) {
-    auto r = forwardRow(**fwdCo, "fwd_hd128_bf16.co", f.b, f.hq, f.hk, f.s,
-                        false, false, f.tflops, o.samples, o.valuMfmaOverlap);
-    if (!r)
-      return fail(toString(r.takeError()));
-    outs() << formatv("  {0,5} {1,3} {2,3} {3,6} {4,10:f1} {5,10} {6,6} "
-                      "{7,-14} {8,-14} {9,8:f1}s\n",
-                      f.b, f.hq, f.hk, f.s, r->model,
-                      f.tflops ? formatv("{0:f1}", f.tflops).str()
-                               : std::string("-"),
-                      f.tflops ? formatv("{0:f2}", r->model / f.tflops).str()
-                               : std::string("-"),
-                      r->est.boundResource, r->est.estimateLimiter,
-                      r->emulateSeconds);
-    outs().flush();
-    rows.push_back(std::move(*r));
-  }
-  outs() << "\npaged attention, pa_bf16_noquant_gqa8_1tg_4w.co, BF16 cache, "
-            "GQA 8, block 16 (measured: AITER pull request 4794)\n";
-  outs() << formatv("  {0,5} {1,3} {2,6} {3,10} {4,10} {5,6} {6,-14} {7,-14} "
-                    "{8,9}\n",
-                    "batch", "hk", "ctx", "model us", "measured", "ratio",
-                    "bound", "estimate", "emulated");
-  for (const Paged &p : paged) {
-    auto r = pagedRow(**paCo, "pa_bf16_noquant_gqa8_1tg_4w.co", p.batch, 2,
-                      p.ctx, false, p.us, o.samples, o.valuMfmaOverlap);
-    if (!r)
-      return fail(toString(r.takeError()));
-    outs() << formatv("  {0,5} {1,3} {2,6} {3,10:f1} {4,10} {5,6} {6,-14} "
-                      "{7,-14} {8,8:f1}s\n",
-                      p.batch, 2, p.ctx, r->model,
-                      p.us ? formatv("{0:f1}", p.us).str() : std::string("-"),
-                      p.us ? formatv("{0:f2}", r->model / p.us).str()
-                           : std::string("-"),
-                      r->est.boundResource, r->est.estimateLimiter,
-                      r->emulateSeconds);
-    outs().flush();
-    rows.push_back(std::move(*r));
-  }
-  // The other AITER code objects: no published MI355X figure for them, so
-  // the model's figure is a prediction.
-  if (!o.quick) {
-    outs() << "\npredictions (no published MI355X figure): b 1, 64/8 heads, "
-              "8192 x 8192 forward; batch 32, 8192 tokens, 2 KV heads paged\n";
-    struct Pred {
-      const char *file;
-      bool causal, fp8, paged;
-    } preds[] = {{"fwd_hd128_bf16_causal.co", true, false, false},
-                 {"fwd_hd128_fp8.co", false, true, false},
-                 {"fwd_hd128_fp8_causal.co", true, true, false},
-                 {"pa_bf16_pertokenFp8_gqa8_2tg_4w.co", false, true, true}};
-    for (const Pred &pr : preds) {
-      auto co = load(pr.file);
-      if (!co)
-        return fail(toString(co.takeError()));
-      auto r = pr.paged ? pagedRow(**co, pr.file, 32, 2, 8192, true, 0,
-                                   o.samples, o.valuMfmaOverlap)
-                        : forwardRow(**co, pr.file, 1, 64, 8, 8192, pr.causal,
-                                     pr.fp8, 0, o.samples, o.valuMfmaOverlap);
-      if (!r)
-        return fail(toString(r.takeError()));
-      outs() << formatv("  {0,-36} {1,10:f1} {2,-8} bound {3}, estimate "
-                        "limited by {4} (model)\n",
-                        pr.file, r->model, r->tflops ? "TFLOP/s" : "us",
-                        r->est.boundResource, r->est.estimateLimiter);
-      outs().flush();
-      rows.push_back(std::move(*r));
-    }
-  }
-  outs() << "\nratio = model / measured (forward: TFLOP/s, > 1 means the "
-            "model is too fast; paged: us, < 1 means too fast). bound: the "
-            "busiest resource; estimate: what limits the latency-aware "
-            "estimate.\n";
-  if (!o.jsonPath.empty()) {
-    json::Array arr;
-    for (const Row &r : rows) {
-      json::Object x;
-      x["kernel"] = r.kernel;
-      x["shape"] = r.shape;
-      x["unit"] = r.tflops ? "TFLOP/s" : "us";
-      x["model"] = r.model;
-      if (r.measured)
-        x["measured"] = r.measured, x["ratio"] = r.model / r.measured;
-      x["launch"] = r.est.toJSON();
-      arr.push_back(std::move(x));
-    }
-    std::error_code ec;
-    raw_fd_ostream os(o.jsonPath, ec, sys::fs::OF_Text);
-    if (ec)
-      return fail("cannot write '" + o.jsonPath + "': " + ec.message());
-    os << formatv("{0:2}", json::Value(std::move(arr))) << "\n";
-  }
-  return 0;
+  if (Error err = forwardTable(o, **fwdCo, fwd, rows, os))
+    return err;
+  if (Error err = pagedTable(o, **paCo, paged, rows, os))
+    return err;
+  if (!o.quick)
+    if (Error err = predictions(o, dir, rows, os))
+      return err;
+  os << "\nratio = model / measured (forward: TFLOP/s, > 1 means the "
+        "model is too fast; paged: us, < 1 means too fast). bound: the "
+        "busiest resource; estimate: what limits the latency-aware "
+        "estimate.\n";
+  if (!o.jsonPath.empty())
+    return writeRowsJson(o.jsonPath, rows);
+  return Error::success();
 }

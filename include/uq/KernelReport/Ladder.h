@@ -9,10 +9,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef UQ_TOOLS_KERNEL_REPORT_LADDER_H
-#define UQ_TOOLS_KERNEL_REPORT_LADDER_H
+#ifndef UQ_KERNELREPORT_LADDER_H
+#define UQ_KERNELREPORT_LADDER_H
 
-#include "StepTiming.h"
+#include "uq/KernelReport/StepTiming.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -65,4 +65,4 @@ llvm::Error writeKernelTable(const LadderOptions &opts, llvm::StringRef path,
 
 } // namespace uq::report
 
-#endif // UQ_TOOLS_KERNEL_REPORT_LADDER_H
+#endif // UQ_KERNELREPORT_LADDER_H

@@ -21,7 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "StepTiming.h"
+#include "uq/KernelReport/StepTiming.h"
 
 #include "uq/Conversion/DecodePartitions.h"
 #include "uq/Emulator/KernelsJson.h"
@@ -79,6 +79,19 @@ template <typename T> std::vector<uint8_t> toBytes(const std::vector<T> &v) {
   std::memcpy(b.data(), v.data(), b.size());
   return b;
 }
+
+/// One traced launch: profile i stands for unitWeight[i] workgroups per
+/// sequence of length class cls[i].
+struct TracedLaunch {
+  std::string name;
+  std::vector<emu::WorkgroupProfile> profiles;
+  std::vector<int64_t> cls;
+  std::vector<double> unitWeight;
+};
+
+/// The workgroups to trace of a launch: workgroup index -> (length class,
+/// unit weight).
+using Samples = std::map<uint64_t, std::pair<int64_t, double>>;
 
 } // namespace
 
@@ -147,12 +160,20 @@ struct StepPredictor::Impl {
                        llvm::toString(std::move(err)));
     return rec.profiles();
   }
+
+  /// Launches \p name over the workgroups of \p smp (or all of the grid
+  /// when \p all, which must be those of \p smp) and pairs each traced
+  /// workgroup's profile with its length class and weight.
+  llvm::Expected<TracedLaunch>
+  traceLaunch(emu::Emulator &em, llvm::StringRef name, const Samples &smp,
+              bool all, std::map<std::string, std::vector<uint8_t>> &buffers,
+              const std::map<std::string, int64_t> &scalars) const;
 };
 
 int64_t KernelConfig::partitions(int64_t numSeqs, int64_t capacity) const {
-  return decodePartitionCount({maxPartitionTokens, minPartitionTokens,
-                               decodeWorkgroups},
-                              numSeqs, numKVHeads, capacity);
+  return decodePartitionCount(
+      {maxPartitionTokens, minPartitionTokens, decodeWorkgroups}, numSeqs,
+      numKVHeads, capacity);
 }
 
 StepPredictor::StepPredictor() : impl(std::make_unique<Impl>()) {}
@@ -191,8 +212,8 @@ StepPredictor::create(const KernelConfig &cfg) {
   std::tie(I.kf, I.vf) = referenceFormats(pb);
   I.slotBytes = ref::slotBytes(I.kf, I.vf, cfg.headDim);
   if (I.slotBytes <= 0)
-    return makeError(llvm::formatv("head dim {0} has no slot layout",
-                                   cfg.headDim));
+    return makeError(
+        llvm::formatv("head dim {0} has no slot layout", cfg.headDim));
   double t0 = now();
   auto compiled = CompiledAttention::compile(pb);
   if (!compiled)
@@ -231,17 +252,6 @@ std::string StepPredictor::resources(llvm::StringRef kernel) const {
       .str();
 }
 
-namespace {
-/// One traced launch: profile i stands for unitWeight[i] workgroups per
-/// sequence of length class cls[i].
-struct TracedLaunch {
-  std::string name;
-  std::vector<emu::WorkgroupProfile> profiles;
-  std::vector<int64_t> cls;
-  std::vector<double> unitWeight;
-};
-} // namespace
-
 struct StepPredictor::Traced {
   std::vector<int32_t> emuLens;
   int64_t maxBlocks = 1, numPartitions = 1;
@@ -250,6 +260,276 @@ struct StepPredictor::Traced {
   bool checked = false;
   double relL2 = 0;
 };
+
+namespace {
+
+/// The emulated batch's paging: block tables [sequences, maxBlocks] whose
+/// used columns cycle through a shuffled pool of blocks (at most
+/// kMaxPoolBlocks distinct ones when sampling; one block per (sequence,
+/// column) otherwise) and whose unused columns name the spare block.
+struct EmulatedPaging {
+  int64_t numBlocks = 1;
+  std::vector<int32_t> tables;
+};
+
+EmulatedPaging pageBatch(llvm::ArrayRef<int32_t> emuLens, int64_t maxBlocks,
+                         int64_t bs, bool sample, std::mt19937_64 &rng) {
+  const int64_t Se = emuLens.size();
+  int64_t needed = 0;
+  for (int32_t l : emuLens)
+    needed += (l + bs - 1) / bs;
+  const int64_t poolSize =
+      std::max<int64_t>(1, sample ? std::min(needed, kMaxPoolBlocks) : needed);
+  EmulatedPaging pg;
+  pg.numBlocks = poolSize + 1; // + the spare block of unused columns
+  std::vector<int32_t> pool(pg.numBlocks);
+  std::iota(pool.begin(), pool.end(), 0);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  pg.tables.assign(Se * maxBlocks, pool.back());
+  int64_t next = 0;
+  for (int64_t e = 0; e < Se; ++e)
+    for (int64_t b = 0; b < (emuLens[e] + bs - 1) / bs; ++b)
+      pg.tables[e * maxBlocks + b] = pool[next++ % poolSize];
+  return pg;
+}
+
+/// Refuses a step whose emulated buffers would not fit in memory (the
+/// split-K workspaces grow with context x query heads) before allocating:
+/// the cache, the block tables, the query and every other buffer of the
+/// decode kernels sized by the JSON for \p sizes.
+llvm::Error checkBufferBudget(llvm::ArrayRef<emu::KernelDescription> kernels,
+                              const ref::CacheGeometry &geom,
+                              size_t tableEntries, int64_t Se, int64_t hq,
+                              int64_t d,
+                              const std::map<std::string, int64_t> &sizes) {
+  double total =
+      double(ref::cacheBytes(geom)) + 4.0 * tableEntries + 2.0 * Se * hq * d;
+  for (const auto &k : kernels) {
+    if (!llvm::StringRef(k.name).starts_with("decode_0_"))
+      continue;
+    for (const auto &a : k.args)
+      if (a.isBuffer && a.name != "query" && a.name != "cache" &&
+          a.name != "block_tables" && a.name != "seq_lens") {
+        double n = a.elementSize;
+        for (const emu::DimSpec &dim : a.shape)
+          n *= dim.argIndex >= 0
+                   ? double(sizes.count(k.args[dim.argIndex].name)
+                                ? sizes.at(k.args[dim.argIndex].name)
+                                : 0)
+                   : double(dim.extent);
+        total += n;
+      }
+  }
+  if (total > kMaxEmulatedBytes)
+    return makeError(llvm::formatv(
+        "the emulated step needs {0:f1} GiB of buffers (more than the "
+        "{1:f0} GiB this tool allows): use shorter contexts or fewer heads",
+        total / double(1ull << 30), kMaxEmulatedBytes / double(1ull << 30)));
+  return llvm::Error::success();
+}
+
+/// The query launch's samples: grid (num_seqs, Hq); every workgroup of the
+/// emulated batch.
+Samples querySamples(int64_t Se, int64_t hq) {
+  Samples s;
+  for (int64_t e = 0; e < Se; ++e)
+    for (int64_t h = 0; h < hq; ++h)
+      s[e + Se * h] = {e, 1.0};
+  return s;
+}
+
+/// The partial launch's samples: grid (P, Hkv, num_seqs); partitions
+/// grouped by their tokens (the kernel's rule: partition p covers
+/// [p * span, (p + 1) * span), span = tile * ceil(len / (tile * P))). The
+/// single-pass kernel: grid (1, Hkv, num_seqs), the same grouping with
+/// P = 1. With \p sample, at most \p fullSamples per group, spread over
+/// the group's partitions and over the heads, each weighted by the
+/// workgroups it stands for; without, every workgroup.
+Samples partialSamples(llvm::ArrayRef<int32_t> emuLens, int64_t maxBlocks,
+                       int64_t bs, int64_t P, int64_t hkv, bool sample,
+                       unsigned fullSamples) {
+  const int64_t tile = 32, Se = emuLens.size();
+  Samples s;
+  for (int64_t e = 0; e < Se; ++e) {
+    const int64_t len = std::min<int64_t>(emuLens[e], maxBlocks * bs);
+    const int64_t span = tile * ((len + tile * P - 1) / (tile * P));
+    std::map<int64_t, std::vector<int64_t>> groups; // tokens -> partitions
+    for (int64_t p = 0; p < P; ++p) {
+      int64_t start = p * span;
+      int64_t end = std::min(len, start + span);
+      groups[std::max<int64_t>(end - start, 0)].push_back(p);
+    }
+    for (auto &[tokens, parts] : groups) {
+      (void)tokens;
+      const int64_t n = parts.size() * hkv;
+      if (!sample) {
+        for (int64_t p : parts)
+          for (int64_t h = 0; h < hkv; ++h)
+            s[p + P * (h + hkv * e)] = {e, 1.0};
+        continue;
+      }
+      const int64_t k = std::min<int64_t>(fullSamples, n);
+      for (int64_t j = 0; j < k; ++j) {
+        // Spread over the group's partitions and over the heads.
+        int64_t mi =
+            k == 1 ? 0
+                   : (j * int64_t(parts.size() - 1) + (k - 1) / 2) / (k - 1);
+        int64_t h = j % hkv;
+        auto &slot = s[parts[mi] + P * (h + hkv * e)];
+        slot.first = e;
+        slot.second += double(n) / k;
+      }
+    }
+  }
+  return s;
+}
+
+/// The merge launch's samples: grid (Hq, num_seqs); with \p sample, the
+/// first and the last head of each sequence, standing for all heads.
+Samples mergeSamples(int64_t Se, int64_t hq, bool sample) {
+  Samples s;
+  for (int64_t e = 0; e < Se; ++e) {
+    if (!sample) {
+      for (int64_t h = 0; h < hq; ++h)
+        s[h + hq * e] = {e, 1.0};
+      continue;
+    }
+    std::vector<int64_t> heads = {0};
+    if (hq > 1)
+      heads.push_back(hq - 1);
+    for (int64_t h : heads)
+      s[h + hq * e] = {e, double(hq) / heads.size()};
+  }
+  return s;
+}
+
+/// A cache of \p geom whose every slot of every block holds
+/// reference-quantized random rows.
+llvm::Expected<std::vector<uint8_t>> randomCache(const ref::Format &kf,
+                                                 const ref::Format &vf,
+                                                 const ref::CacheGeometry &geom,
+                                                 std::mt19937_64 &rng) {
+  std::vector<uint8_t> cache(ref::cacheBytes(geom));
+  const int64_t tokens = geom.numBlocks * geom.blockSize;
+  const int64_t n = tokens * geom.numKvHeads * geom.headDim;
+  std::vector<float> k, v;
+  randomBf16(rng, n, k, nullptr);
+  randomBf16(rng, n, v, nullptr);
+  std::vector<int64_t> slots(tokens);
+  std::iota(slots.begin(), slots.end(), 0);
+  if (ref::Status st = ref::cacheWrite(kf, vf, geom, k.data(), v.data(),
+                                       slots.data(), tokens, cache.data());
+      !st.ok())
+    return makeError("reference cacheWrite: " + st.message());
+  return cache;
+}
+
+/// The cache write of a step's new tokens (one per sequence, the last
+/// token of each; none for an empty sequence): its buffers (random rows,
+/// a copy of \p cache), sizes, and samples: grid (tokens, Hkv, 2), every
+/// workgroup, all alike.
+struct CacheWriteLaunch {
+  std::map<std::string, std::vector<uint8_t>> buffers;
+  std::map<std::string, int64_t> scalars;
+  Samples samples;
+};
+
+CacheWriteLaunch cacheWriteLaunch(llvm::ArrayRef<int32_t> emuLens,
+                                  const EmulatedPaging &pg, int64_t maxBlocks,
+                                  int64_t bs, int64_t hkv, int64_t d,
+                                  const std::vector<uint8_t> &cache,
+                                  std::mt19937_64 &rng) {
+  const int64_t Se = emuLens.size();
+  std::vector<float> kv;
+  std::vector<uint8_t> kb, vb;
+  randomBf16(rng, Se * hkv * d, kv, &kb);
+  randomBf16(rng, Se * hkv * d, kv, &vb);
+  std::vector<int64_t> slots(Se, -1);
+  for (int64_t e = 0; e < Se; ++e)
+    if (emuLens[e] > 0) {
+      int64_t t = emuLens[e] - 1;
+      slots[e] = int64_t(pg.tables[e * maxBlocks + t / bs]) * bs + t % bs;
+    }
+  CacheWriteLaunch w;
+  w.buffers["key"] = std::move(kb);
+  w.buffers["value"] = std::move(vb);
+  w.buffers["slot_mapping"] = toBytes(slots);
+  w.buffers["cache"] = cache;
+  w.scalars = {{"num_tokens", Se}, {"num_blocks", pg.numBlocks}};
+  for (int64_t e = 0; e < Se; ++e)
+    for (int64_t h = 0; h < hkv; ++h)
+      for (int64_t z = 0; z < 2; ++z)
+        w.samples[e + Se * (h + hkv * z)] = {e, 1.0};
+  return w;
+}
+
+/// The relative L2 error of a wholly emulated step's output (buffer "out",
+/// f32 [seqs, Hq, D]) against the reference's paged attention of the
+/// same cache, query and block tables.
+llvm::Expected<double>
+wholeStepError(const ref::Format &kf, const ref::Format &vf,
+               const ref::CacheGeometry &geom,
+               std::map<std::string, std::vector<uint8_t>> &buffers,
+               const std::vector<float> &q, int64_t Se, int64_t hq, int64_t d,
+               const std::vector<int32_t> &tables, int64_t maxBlocks,
+               const std::vector<int32_t> &lens) {
+  std::vector<int32_t> qsl(Se + 1);
+  std::iota(qsl.begin(), qsl.end(), 0);
+  ref::AttentionParams params;
+  params.softmaxScale = 1.0f / std::sqrt(float(d));
+  std::vector<float> expected(Se * hq * d);
+  if (ref::Status st =
+          ref::pagedAttention(kf, vf, geom, buffers["cache"].data(), params, 0,
+                              q.data(), Se, hq, qsl.data(), Se, tables.data(),
+                              maxBlocks, lens.data(), nullptr, expected.data());
+      !st.ok())
+    return makeError("reference attention: " + st.message());
+  const std::vector<uint8_t> &out = buffers["out"];
+  if (out.size() != expected.size() * 4)
+    return makeError("the output is not f32 [seqs, heads, D]");
+  double err = 0, ref2 = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    float got;
+    std::memcpy(&got, out.data() + 4 * i, 4);
+    double diff = double(got) - expected[i];
+    err += diff * diff;
+    ref2 += double(expected[i]) * expected[i];
+  }
+  return ref2 > 0 ? std::sqrt(err / ref2) : std::sqrt(err);
+}
+
+} // namespace
+
+llvm::Expected<TracedLaunch> StepPredictor::Impl::traceLaunch(
+    emu::Emulator &em, llvm::StringRef name, const Samples &smp, bool all,
+    std::map<std::string, std::vector<uint8_t>> &buffers,
+    const std::map<std::string, int64_t> &scalars) const {
+  std::optional<std::vector<uint64_t>> only;
+  if (!all) {
+    only.emplace();
+    for (auto &kv : smp)
+      only->push_back(kv.first);
+  }
+  auto prof = launch(em, name, buffers, scalars, std::move(only));
+  if (!prof)
+    return prof.takeError();
+  TracedLaunch tl;
+  tl.name = name.str();
+  for (const emu::WorkgroupProfile &p : *prof) {
+    auto it = smp.find(p.index);
+    if (it == smp.end())
+      return makeError(llvm::formatv("{0}: workgroup {1} was traced but not "
+                                     "sampled",
+                                     name, p.index));
+    tl.cls.push_back(it->second.first);
+    tl.unitWeight.push_back(it->second.second);
+  }
+  if (prof->size() != smp.size())
+    return makeError(llvm::formatv("{0}: {1} workgroups sampled, {2} traced",
+                                   name, smp.size(), prof->size()));
+  tl.profiles = std::move(*prof);
+  return tl;
+}
 
 llvm::Expected<StepPredictor::Traced>
 StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
@@ -277,82 +557,28 @@ StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
   tr.maxBlocks = maxBlocks;
   tr.numPartitions = P;
 
-  // Paging over a shuffled pool of blocks (aliased beyond kMaxPoolBlocks
-  // when sampling; one block per (sequence, column) otherwise).
   std::mt19937_64 rng(1);
-  int64_t needed = 0;
-  for (int32_t l : emuLens)
-    needed += (l + bs - 1) / bs;
-  const int64_t poolSize = std::max<int64_t>(
-      1, sample ? std::min(needed, kMaxPoolBlocks) : needed);
-  const int64_t numBlocks = poolSize + 1; // + the spare block of unused columns
-  std::vector<int32_t> pool(numBlocks);
-  std::iota(pool.begin(), pool.end(), 0);
-  std::shuffle(pool.begin(), pool.end(), rng);
-  std::vector<int32_t> tables(Se * maxBlocks, pool.back());
-  int64_t next = 0;
-  for (int64_t e = 0; e < Se; ++e)
-    for (int64_t b = 0; b < (emuLens[e] + bs - 1) / bs; ++b)
-      tables[e * maxBlocks + b] = pool[next++ % poolSize];
-
-  // Cache contents: every slot of every block holds reference-quantized
-  // random rows.
+  const EmulatedPaging pg = pageBatch(emuLens, maxBlocks, bs, sample, rng);
+  const int64_t numBlocks = pg.numBlocks;
   ref::CacheGeometry geom{numBlocks, bs, hkv, d, I.slotBytes, c.headMajor};
-  // Refuse a step whose emulated buffers would not fit in memory (the
-  // split-K workspaces grow with context x query heads) before allocating.
-  {
-    const std::map<std::string, int64_t> sizes = {{"num_seqs", Se},
-                                                  {"num_blocks", numBlocks},
-                                                  {"max_blocks", maxBlocks},
-                                                  {"num_partitions", P}};
-    double total = double(ref::cacheBytes(geom)) + 4.0 * tables.size() +
-                   2.0 * Se * hq * d;
-    for (const auto &k : I.kernels) {
-      if (!llvm::StringRef(k.name).starts_with("decode_0_"))
-        continue;
-      for (const auto &a : k.args)
-        if (a.isBuffer && a.name != "query" && a.name != "cache" &&
-            a.name != "block_tables" && a.name != "seq_lens") {
-          double n = a.elementSize;
-          for (const emu::DimSpec &dim : a.shape)
-            n *= dim.argIndex >= 0 ? double(sizes.count(k.args[dim.argIndex].name)
-                                                ? sizes.at(k.args[dim.argIndex].name)
-                                                : 0)
-                                   : double(dim.extent);
-          total += n;
-        }
-    }
-    if (total > kMaxEmulatedBytes)
-      return makeError(llvm::formatv(
-          "the emulated step needs {0:f1} GiB of buffers (more than the "
-          "{1:f0} GiB this tool allows): use shorter contexts or fewer heads",
-          total / double(1ull << 30), kMaxEmulatedBytes / double(1ull << 30)));
-  }
-  std::vector<uint8_t> cache(ref::cacheBytes(geom));
-  {
-    const int64_t tokens = numBlocks * bs;
-    std::vector<float> k, v;
-    randomBf16(rng, tokens * hkv * d, k, nullptr);
-    randomBf16(rng, tokens * hkv * d, v, nullptr);
-    std::vector<int64_t> slots(tokens);
-    std::iota(slots.begin(), slots.end(), 0);
-    if (ref::Status st = ref::cacheWrite(I.kf, I.vf, geom, k.data(), v.data(),
-                                         slots.data(), tokens, cache.data());
-        !st.ok())
-      return makeError("reference cacheWrite: " + st.message());
-  }
-  std::vector<float> q;
-  std::vector<uint8_t> qBytes;
-  randomBf16(rng, Se * hq * d, q, &qBytes);
-
   std::map<std::string, int64_t> scalars = {{"num_seqs", Se},
                                             {"num_blocks", numBlocks},
                                             {"max_blocks", maxBlocks},
                                             {"num_partitions", P}};
+  if (llvm::Error err = checkBufferBudget(I.kernels, geom, pg.tables.size(), Se,
+                                          hq, d, scalars))
+    return std::move(err);
+  auto cache = randomCache(I.kf, I.vf, geom, rng);
+  if (!cache)
+    return cache.takeError();
+  std::vector<float> q;
+  std::vector<uint8_t> qBytes;
+  randomBf16(rng, Se * hq * d, q, &qBytes);
+
   std::map<std::string, std::vector<uint8_t>> buffers;
   buffers["query"] = std::move(qBytes);
-  buffers["cache"] = std::move(cache);
-  buffers["block_tables"] = toBytes(tables);
+  buffers["cache"] = std::move(*cache);
+  buffers["block_tables"] = toBytes(pg.tables);
   buffers["seq_lens"] = toBytes(tr.emuLens);
   // Outputs and workspaces of the attention kernels, sized by the JSON (the
   // cache write has its own buffers, below).
@@ -368,178 +594,48 @@ StepPredictor::trace(llvm::ArrayRef<int32_t> emuLens, int64_t maxLen,
       }
   }
 
+  // The attention launches: query, partial (or single), merge.
   emu::Emulator em(*I.codeObject);
-  // Samples: workgroup index -> (length class, unit weight).
-  using Samples = std::map<uint64_t, std::pair<int64_t, double>>;
   auto run = [&](llvm::StringRef name, const Samples &smp,
                  bool all) -> llvm::Error {
-    std::optional<std::vector<uint64_t>> only;
-    if (!all) {
-      only.emplace();
-      for (auto &kv : smp)
-        only->push_back(kv.first);
-    }
-    auto prof = I.launch(em, name, buffers, scalars, std::move(only));
-    if (!prof)
-      return prof.takeError();
-    TracedLaunch tl;
-    tl.name = name.str();
-    for (const emu::WorkgroupProfile &p : *prof) {
-      auto it = smp.find(p.index);
-      if (it == smp.end())
-        return makeError(llvm::formatv("{0}: workgroup {1} was traced but not "
-                                       "sampled",
-                                       name, p.index));
-      tl.cls.push_back(it->second.first);
-      tl.unitWeight.push_back(it->second.second);
-    }
-    if (prof->size() != smp.size())
-      return makeError(llvm::formatv("{0}: {1} workgroups sampled, {2} traced",
-                                     name, smp.size(), prof->size()));
-    tl.profiles = std::move(*prof);
-    tr.launches.push_back(std::move(tl));
+    auto tl = I.traceLaunch(em, name, smp, all, buffers, scalars);
+    if (!tl)
+      return tl.takeError();
+    tr.launches.push_back(std::move(*tl));
     return llvm::Error::success();
   };
-
-  // Query: grid (num_seqs, Hq); every workgroup of the emulated batch.
-  {
-    Samples s;
-    for (int64_t e = 0; e < Se; ++e)
-      for (int64_t h = 0; h < hq; ++h)
-        s[e + Se * h] = {e, 1.0};
-    if (llvm::Error err = run("decode_0_query", s, true))
-      return std::move(err);
-  }
-  // Partial: grid (P, Hkv, num_seqs); partitions grouped by their tokens
-  // (the kernel's rule: partition p covers [p * span, (p + 1) * span),
-  // span = tile * ceil(len / (tile * P))). The single-pass kernel: grid
-  // (1, Hkv, num_seqs), the same grouping with P = 1.
-  {
-    const int64_t tile = 32;
-    Samples s;
-    for (int64_t e = 0; e < Se; ++e) {
-      const int64_t len = std::min<int64_t>(emuLens[e], maxBlocks * bs);
-      const int64_t span = tile * ((len + tile * P - 1) / (tile * P));
-      std::map<int64_t, std::vector<int64_t>> groups; // tokens -> partitions
-      for (int64_t p = 0; p < P; ++p) {
-        int64_t start = p * span;
-        int64_t end = std::min(len, start + span);
-        groups[std::max<int64_t>(end - start, 0)].push_back(p);
-      }
-      for (auto &[tokens, parts] : groups) {
-        (void)tokens;
-        const int64_t n = parts.size() * hkv;
-        if (!sample) {
-          for (int64_t p : parts)
-            for (int64_t h = 0; h < hkv; ++h)
-              s[p + P * (h + hkv * e)] = {e, 1.0};
-          continue;
-        }
-        const int64_t k = std::min<int64_t>(fullSamples, n);
-        for (int64_t j = 0; j < k; ++j) {
-          // Spread over the group's partitions and over the heads.
-          int64_t mi = k == 1 ? 0
-                              : (j * int64_t(parts.size() - 1) + (k - 1) / 2) /
-                                    (k - 1);
-          int64_t h = j % hkv;
-          auto &slot = s[parts[mi] + P * (h + hkv * e)];
-          slot.first = e;
-          slot.second += double(n) / k;
-        }
-      }
-    }
+  if (llvm::Error err = run("decode_0_query", querySamples(Se, hq), true))
+    return std::move(err);
+  if (llvm::Error err = run(
+          single ? "decode_0_single" : "decode_0_partial",
+          partialSamples(emuLens, maxBlocks, bs, P, hkv, sample, fullSamples),
+          !sample))
+    return std::move(err);
+  if (!single)
     if (llvm::Error err =
-            run(single ? "decode_0_single" : "decode_0_partial", s, !sample))
+            run("decode_0_merge", mergeSamples(Se, hq, sample), !sample))
       return std::move(err);
-  }
-  // Merge: grid (Hq, num_seqs).
-  if (!single) {
-    Samples s;
-    for (int64_t e = 0; e < Se; ++e) {
-      if (!sample) {
-        for (int64_t h = 0; h < hq; ++h)
-          s[h + hq * e] = {e, 1.0};
-        continue;
-      }
-      std::vector<int64_t> heads = {0};
-      if (hq > 1)
-        heads.push_back(hq - 1);
-      for (int64_t h : heads)
-        s[h + hq * e] = {e, double(hq) / heads.size()};
-    }
-    if (llvm::Error err = run("decode_0_merge", s, !sample))
-      return std::move(err);
-  }
 
-  // The cache write of the step's new tokens (one per sequence, the last
-  // token of each), after the attention so the check below reads the cache
-  // the reference wrote: grid (tokens, Hkv, 2), workgroups alike.
+  // The cache write of the step's new tokens, after the attention so the
+  // check below reads the cache the reference wrote.
   {
-    std::vector<float> kv;
-    std::vector<uint8_t> kb, vb;
-    randomBf16(rng, Se * hkv * d, kv, &kb);
-    randomBf16(rng, Se * hkv * d, kv, &vb);
-    std::vector<int64_t> slots(Se, -1);
-    for (int64_t e = 0; e < Se; ++e)
-      if (emuLens[e] > 0) {
-        int64_t t = emuLens[e] - 1;
-        slots[e] = int64_t(tables[e * maxBlocks + t / bs]) * bs + t % bs;
-      }
-    std::map<std::string, std::vector<uint8_t>> wbuf;
-    wbuf["key"] = std::move(kb);
-    wbuf["value"] = std::move(vb);
-    wbuf["slot_mapping"] = toBytes(slots);
-    wbuf["cache"] = buffers["cache"];
-    std::map<std::string, int64_t> wscalars = {{"num_tokens", Se},
-                                               {"num_blocks", numBlocks}};
-    Samples s;
-    for (int64_t e = 0; e < Se; ++e)
-      for (int64_t h = 0; h < hkv; ++h)
-        for (int64_t z = 0; z < 2; ++z)
-          s[e + Se * (h + hkv * z)] = {e, 1.0};
-    auto prof = I.launch(em, "write_0_cache_write", wbuf, wscalars,
-                         std::nullopt);
-    if (!prof)
-      return prof.takeError();
-    TracedLaunch tl;
-    tl.name = "write_0_cache_write";
-    for (const emu::WorkgroupProfile &p : *prof) {
-      auto it = s.find(p.index);
-      if (it == s.end())
-        return makeError("write_0_cache_write: unexpected workgroup");
-      tl.cls.push_back(it->second.first);
-      tl.unitWeight.push_back(it->second.second);
-    }
-    tl.profiles = std::move(*prof);
-    tr.launches.push_back(std::move(tl));
+    CacheWriteLaunch w = cacheWriteLaunch(emuLens, pg, maxBlocks, bs, hkv, d,
+                                          buffers["cache"], rng);
+    auto tl = I.traceLaunch(em, "write_0_cache_write", w.samples,
+                            /*all=*/true, w.buffers, w.scalars);
+    if (!tl)
+      return tl.takeError();
+    tr.launches.push_back(std::move(*tl));
   }
 
   if (!sample) {
     // The whole batch ran: check the output against the reference.
-    std::vector<int32_t> qsl(Se + 1);
-    std::iota(qsl.begin(), qsl.end(), 0);
-    ref::AttentionParams params;
-    params.softmaxScale = 1.0f / std::sqrt(float(d));
-    std::vector<float> expected(Se * hq * d);
-    if (ref::Status st = ref::pagedAttention(
-            I.kf, I.vf, geom, buffers["cache"].data(), params, 0, q.data(), Se,
-            hq, qsl.data(), Se, tables.data(), maxBlocks, tr.emuLens.data(),
-            nullptr, expected.data());
-        !st.ok())
-      return makeError("reference attention: " + st.message());
-    const std::vector<uint8_t> &ob = buffers["out"];
-    if (ob.size() != expected.size() * 4)
-      return makeError("the output is not f32 [seqs, heads, D]");
-    double err = 0, ref2 = 0;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      float got;
-      std::memcpy(&got, ob.data() + 4 * i, 4);
-      double diff = double(got) - expected[i];
-      err += diff * diff;
-      ref2 += double(expected[i]) * expected[i];
-    }
+    auto relL2 = wholeStepError(I.kf, I.vf, geom, buffers, q, Se, hq, d,
+                                pg.tables, maxBlocks, tr.emuLens);
+    if (!relL2)
+      return relL2.takeError();
     tr.checked = true;
-    tr.relL2 = ref2 > 0 ? std::sqrt(err / ref2) : std::sqrt(err);
+    tr.relL2 = *relL2;
     if (!(tr.relL2 < 0.05))
       return makeError(llvm::formatv("the emulated step's output differs from "
                                      "the reference (relative L2 {0:e2})",
@@ -594,9 +690,9 @@ StepPredictor::estimate(const Traced &tr, llvm::ArrayRef<uint64_t> mult,
       out.cacheBytes / (emu::TimingParams::gfx950().hbmAchievableTBs * 1e12) *
       1e6;
   out.partialHbmBytesPerTokenHead =
-      totalTokens ? out.step.launches[1].hbmBytes /
-                        (double(totalTokens) * c.numKVHeads)
-                  : 0.0;
+      totalTokens
+          ? out.step.launches[1].hbmBytes / (double(totalTokens) * c.numKVHeads)
+          : 0.0;
   out.emulatedSeconds = tr.seconds;
   out.checked = tr.checked;
   out.relL2 = tr.relL2;

@@ -1,6 +1,6 @@
 //===- Ladder.cpp - The kernel ladder and the serving kernel table --------===//
 
-#include "Ladder.h"
+#include "uq/KernelReport/Ladder.h"
 
 #include "uq/Support/Output.h"
 
@@ -146,9 +146,9 @@ const char *kSamplingText =
     "16-block partition reads distinct blocks)";
 
 /// The sampled-vs-whole check on the first shape.
-llvm::Expected<llvm::json::Value>
-checkSampling(const LadderOptions &o, const ShapeKernels &sk,
-              llvm::raw_ostream &os) {
+llvm::Expected<llvm::json::Value> checkSampling(const LadderOptions &o,
+                                                const ShapeKernels &sk,
+                                                llvm::raw_ostream &os) {
   std::string lens;
   for (int32_t l : o.checkLens)
     lens += (lens.empty() ? "" : ",") + std::to_string(l);
@@ -180,8 +180,7 @@ checkSampling(const LadderOptions &o, const ShapeKernels &sk,
       os << llvm::formatv("  {0,-5} {1,-9} {2,10:f3} {3,10:f3} {4,7:f2}% "
                           "{5,10:f3} {6,10:f3} {7,7:f2}% {8,8}\n",
                           formatName(o.formats[fi]), name, we, se,
-                          100 * rel(we, se), wb, sb, 100 * rel(wb, sb),
-                          traced);
+                          100 * rel(we, se), wb, sb, 100 * rel(wb, sb), traced);
       worst = std::max({worst, std::fabs(rel(we, se)), std::fabs(rel(wb, sb))});
       rows.push_back(llvm::json::Object{{"launch", name.str()},
                                         {"whole_time_us", we},
@@ -206,20 +205,20 @@ checkSampling(const LadderOptions &o, const ShapeKernels &sk,
                         "s\n",
                         formatName(o.formats[fi]), whole->emulatedSeconds,
                         whole->relL2, smp->emulatedSeconds);
-    out.push_back(llvm::json::Object{
-        {"format", formatName(o.formats[fi])},
-        {"rows", std::move(rows)},
-        {"largest_relative_difference", worst},
-        {"whole_emulated_s", whole->emulatedSeconds},
-        {"sampled_emulated_s", smp->emulatedSeconds},
-        {"whole_output_rel_l2", whole->relL2}});
+    out.push_back(
+        llvm::json::Object{{"format", formatName(o.formats[fi])},
+                           {"rows", std::move(rows)},
+                           {"largest_relative_difference", worst},
+                           {"whole_emulated_s", whole->emulatedSeconds},
+                           {"sampled_emulated_s", smp->emulatedSeconds},
+                           {"whole_output_rel_l2", whole->relL2}});
   }
-  return llvm::json::Value(llvm::json::Object{
-      {"head_dim", sk.shape.headDim},
-      {"gqa", sk.shape.gqa},
-      {"kv_heads", sk.shape.kvHeads},
-      {"seq_lens", llvm::json::Array(o.checkLens)},
-      {"formats", std::move(out)}});
+  return llvm::json::Value(
+      llvm::json::Object{{"head_dim", sk.shape.headDim},
+                         {"gqa", sk.shape.gqa},
+                         {"kv_heads", sk.shape.kvHeads},
+                         {"seq_lens", llvm::json::Array(o.checkLens)},
+                         {"formats", std::move(out)}});
 }
 
 int64_t indexOf(const std::vector<KVCacheKind> &fs, KVCacheKind k) {
@@ -235,13 +234,10 @@ llvm::Error writeJson(llvm::StringRef path, llvm::json::Value v) {
   return uq::writeOutputFile(path, text, /*text=*/true);
 }
 
-} // namespace
-
-llvm::Error uq::report::runLadder(const LadderOptions &o,
-                                  llvm::raw_ostream &os) {
-  const double t0 = now();
-  if (o.shapes.empty() || o.contexts.empty() || o.batches.empty())
-    return makeError("the ladder needs shapes, contexts and batches");
+/// Prints the ladder's header (the model, the kernels, the HBM floor, the
+/// sampling, how HBM traffic is counted) and returns the JSON document's
+/// matching fields.
+llvm::json::Object ladderHeader(const LadderOptions &o, llvm::raw_ostream &os) {
   const auto tp = emu::TimingParams::gfx950();
   os << "uq kernel ladder: predicted decode-attention time per step of ONE "
         "layer (query + partial + merge launches over all KV heads of the "
@@ -295,6 +291,126 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
   doc["cache_layout"] = o.headMajor ? "head-major" : "token-major";
   doc["sampling"] = llvm::formatv(kSamplingText, o.samples).str();
 
+  return doc;
+}
+
+/// One shape's table: per context and batch, each format's step time,
+/// bound and busiest resource, the HBM floors and the ratios, then the
+/// per-launch breakdown; returns the shape's JSON. Adds the host seconds of
+/// emulation and the points to \p emuSeconds and \p points.
+llvm::Expected<llvm::json::Value>
+shapeTable(const LadderOptions &o, const ShapeKernels &sk, bool byBytes,
+           double &emuSeconds, size_t &points, llvm::raw_ostream &os) {
+  const int64_t iB = indexOf(o.formats, KVCacheKind::BF16),
+                iF = indexOf(o.formats, KVCacheKind::FP8),
+                iU = indexOf(o.formats, KVCacheKind::UltraQuant);
+  const LadderShape &s = sk.shape;
+  os << llvm::formatv("\n== D {0}, GQA {1}: {2} query heads / {3} KV heads, "
+                      "one layer; times in us (model) ==\n",
+                      s.headDim, s.gqa, s.gqa * s.kvHeads, s.kvHeads);
+  std::string head = llvm::formatv("{0,5} {1,7} |", "batch", "context");
+  for (KVCacheKind f : o.formats)
+    head += llvm::formatv(" {0,9} {1,9} {2,-6}|",
+                          std::string(formatName(f)) + "_us", "bound", "busy");
+  head += " floor:";
+  for (KVCacheKind f : o.formats)
+    head += llvm::formatv(" {0,8}", formatName(f));
+  head += " |";
+  if (iU >= 0 && iF >= 0)
+    head += llvm::formatv(" {0,7}", "UQ/FP8");
+  if (iU >= 0 && iB >= 0)
+    head += llvm::formatv(" {0,7}", "UQ/BF16");
+  os << head << "\n";
+  // [context][format] -> predictions per batch.
+  llvm::json::Array rowsJson;
+  std::vector<std::string> breakdown;
+  for (int64_t ctx : o.contexts) {
+    std::vector<std::vector<StepPrediction>> byFormat;
+    for (const auto &sp : sk.byFormat) {
+      auto preds = sp->predictUniform(int32_t(ctx), o.batches, o.samples);
+      if (!preds)
+        return preds.takeError();
+      emuSeconds += preds->front().emulatedSeconds;
+      byFormat.push_back(std::move(*preds));
+    }
+    for (size_t bi = 0; bi < o.batches.size(); ++bi) {
+      ++points;
+      std::string line = llvm::formatv("{0,5} {1,7} |", o.batches[bi], ctx);
+      llvm::json::Object pj;
+      pj["batch"] = int64_t(o.batches[bi]);
+      pj["context"] = ctx;
+      for (size_t fi = 0; fi < o.formats.size(); ++fi) {
+        const StepPrediction &p = byFormat[fi][bi];
+        line += llvm::formatv(" {0,9:f2} {1,9:f2} {2,-6}|",
+                              p.step.estimateMicroseconds,
+                              p.step.boundMicroseconds, stepResource(p));
+        pj[formatName(o.formats[fi])] = predictionJson(p);
+        std::string b = llvm::formatv("  {0,5} {1,7} {2,-4}", o.batches[bi],
+                                      ctx, formatName(o.formats[fi]));
+        for (const auto &l : p.step.launches)
+          b += llvm::formatv(" | {0,-7} {1,9:f2} ({2,8:f2} {3,-6})",
+                             llvm::StringRef(l.kernel).rsplit('_').second,
+                             l.estimateMicroseconds(), l.boundMicroseconds(),
+                             shortResource(l.boundResource));
+        b += llvm::formatv(" | HBM {0:f0} B/token/head | P {1}",
+                           p.partialHbmBytesPerTokenHead, p.numPartitions);
+        breakdown.push_back(b);
+      }
+      line += "       ";
+      for (size_t fi = 0; fi < o.formats.size(); ++fi)
+        line += llvm::formatv(" {0,8:f2}", byFormat[fi][bi].floorMicroseconds);
+      line += " |";
+      if (iU >= 0 && iF >= 0) {
+        double r = byFormat[iU][bi].step.estimateMicroseconds /
+                   byFormat[iF][bi].step.estimateMicroseconds;
+        line += llvm::formatv(" {0,7:f3}", r);
+        pj["uq_over_fp8"] = r;
+      }
+      if (iU >= 0 && iB >= 0) {
+        double r = byFormat[iU][bi].step.estimateMicroseconds /
+                   byFormat[iB][bi].step.estimateMicroseconds;
+        line += llvm::formatv(" {0,7:f3}", r);
+        pj["uq_over_bf16"] = r;
+      }
+      os << line << "\n";
+      rowsJson.push_back(std::move(pj));
+    }
+  }
+  os << "  per launch: time us (bound us, busiest resource); partial HBM "
+        "bytes per token per KV head as the model counts them ("
+     << (byBytes ? "distinct bytes" : "128-B lines") << ")\n";
+  for (const std::string &b : breakdown)
+    os << b << "\n";
+  llvm::json::Object sj;
+  sj["head_dim"] = s.headDim;
+  sj["gqa"] = s.gqa;
+  sj["q_heads"] = s.gqa * s.kvHeads;
+  sj["kv_heads"] = s.kvHeads;
+  llvm::json::Object res;
+  for (size_t fi = 0; fi < o.formats.size(); ++fi) {
+    const StepPredictor &sp = *sk.byFormat[fi];
+    res[formatName(o.formats[fi])] =
+        llvm::json::Object{{"compile_s", sp.compileSeconds()},
+                           {"slot_bytes", sp.slotBytes()},
+                           {"partial", sp.resources("decode_0_partial")},
+                           {"merge", sp.resources("decode_0_merge")},
+                           {"query", sp.resources("decode_0_query")}};
+  }
+  sj["kernels"] = std::move(res);
+  sj["points"] = std::move(rowsJson);
+  return llvm::json::Value(std::move(sj));
+}
+
+} // namespace
+
+llvm::Error uq::report::runLadder(const LadderOptions &o,
+                                  llvm::raw_ostream &os) {
+  const double t0 = now();
+  if (o.shapes.empty() || o.contexts.empty() || o.batches.empty())
+    return makeError("the ladder needs shapes, contexts and batches");
+  const bool byBytes = o.hbmTraffic == emu::TimingParams::HbmTraffic::Bytes;
+  llvm::json::Object doc = ladderHeader(o, os);
+
   os << "\ncompiling:\n";
   std::vector<ShapeKernels> shapes;
   double compileSeconds = 0;
@@ -314,109 +430,14 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
     doc["sampling_check"] = std::move(*chk);
   }
 
-  const int64_t iB = indexOf(o.formats, KVCacheKind::BF16),
-                iF = indexOf(o.formats, KVCacheKind::FP8),
-                iU = indexOf(o.formats, KVCacheKind::UltraQuant);
   llvm::json::Array shapesJson;
   double emuSeconds = 0;
   size_t points = 0;
   for (const ShapeKernels &sk : shapes) {
-    const LadderShape &s = sk.shape;
-    os << llvm::formatv("\n== D {0}, GQA {1}: {2} query heads / {3} KV heads, "
-                        "one layer; times in us (model) ==\n",
-                        s.headDim, s.gqa, s.gqa * s.kvHeads, s.kvHeads);
-    std::string head = llvm::formatv("{0,5} {1,7} |", "batch", "context");
-    for (KVCacheKind f : o.formats)
-      head += llvm::formatv(" {0,9} {1,9} {2,-6}|",
-                            std::string(formatName(f)) + "_us", "bound",
-                            "busy");
-    head += " floor:";
-    for (KVCacheKind f : o.formats)
-      head += llvm::formatv(" {0,8}", formatName(f));
-    head += " |";
-    if (iU >= 0 && iF >= 0)
-      head += llvm::formatv(" {0,7}", "UQ/FP8");
-    if (iU >= 0 && iB >= 0)
-      head += llvm::formatv(" {0,7}", "UQ/BF16");
-    os << head << "\n";
-    // [context][format] -> predictions per batch.
-    llvm::json::Array rowsJson;
-    std::vector<std::string> breakdown;
-    for (int64_t ctx : o.contexts) {
-      std::vector<std::vector<StepPrediction>> byFormat;
-      for (const auto &sp : sk.byFormat) {
-        auto preds = sp->predictUniform(int32_t(ctx), o.batches, o.samples);
-        if (!preds)
-          return preds.takeError();
-        emuSeconds += preds->front().emulatedSeconds;
-        byFormat.push_back(std::move(*preds));
-      }
-      for (size_t bi = 0; bi < o.batches.size(); ++bi) {
-        ++points;
-        std::string line = llvm::formatv("{0,5} {1,7} |", o.batches[bi], ctx);
-        llvm::json::Object pj;
-        pj["batch"] = int64_t(o.batches[bi]);
-        pj["context"] = ctx;
-        for (size_t fi = 0; fi < o.formats.size(); ++fi) {
-          const StepPrediction &p = byFormat[fi][bi];
-          line += llvm::formatv(" {0,9:f2} {1,9:f2} {2,-6}|",
-                                p.step.estimateMicroseconds,
-                                p.step.boundMicroseconds, stepResource(p));
-          pj[formatName(o.formats[fi])] = predictionJson(p);
-          std::string b = llvm::formatv("  {0,5} {1,7} {2,-4}", o.batches[bi],
-                                        ctx, formatName(o.formats[fi]));
-          for (const auto &l : p.step.launches)
-            b += llvm::formatv(" | {0,-7} {1,9:f2} ({2,8:f2} {3,-6})",
-                               llvm::StringRef(l.kernel).rsplit('_').second,
-                               l.estimateMicroseconds(), l.boundMicroseconds(),
-                               shortResource(l.boundResource));
-          b += llvm::formatv(" | HBM {0:f0} B/token/head | P {1}",
-                             p.partialHbmBytesPerTokenHead, p.numPartitions);
-          breakdown.push_back(b);
-        }
-        line += "       ";
-        for (size_t fi = 0; fi < o.formats.size(); ++fi)
-          line += llvm::formatv(" {0,8:f2}", byFormat[fi][bi].floorMicroseconds);
-        line += " |";
-        if (iU >= 0 && iF >= 0) {
-          double r = byFormat[iU][bi].step.estimateMicroseconds /
-                     byFormat[iF][bi].step.estimateMicroseconds;
-          line += llvm::formatv(" {0,7:f3}", r);
-          pj["uq_over_fp8"] = r;
-        }
-        if (iU >= 0 && iB >= 0) {
-          double r = byFormat[iU][bi].step.estimateMicroseconds /
-                     byFormat[iB][bi].step.estimateMicroseconds;
-          line += llvm::formatv(" {0,7:f3}", r);
-          pj["uq_over_bf16"] = r;
-        }
-        os << line << "\n";
-        rowsJson.push_back(std::move(pj));
-      }
-    }
-    os << "  per launch: time us (bound us, busiest resource); partial HBM "
-          "bytes per token per KV head as the model counts them ("
-       << (byBytes ? "distinct bytes" : "128-B lines") << ")\n";
-    for (const std::string &b : breakdown)
-      os << b << "\n";
-    llvm::json::Object sj;
-    sj["head_dim"] = s.headDim;
-    sj["gqa"] = s.gqa;
-    sj["q_heads"] = s.gqa * s.kvHeads;
-    sj["kv_heads"] = s.kvHeads;
-    llvm::json::Object res;
-    for (size_t fi = 0; fi < o.formats.size(); ++fi) {
-      const StepPredictor &sp = *sk.byFormat[fi];
-      res[formatName(o.formats[fi])] = llvm::json::Object{
-          {"compile_s", sp.compileSeconds()},
-          {"slot_bytes", sp.slotBytes()},
-          {"partial", sp.resources("decode_0_partial")},
-          {"merge", sp.resources("decode_0_merge")},
-          {"query", sp.resources("decode_0_query")}};
-    }
-    sj["kernels"] = std::move(res);
-    sj["points"] = std::move(rowsJson);
-    shapesJson.push_back(std::move(sj));
+    auto sj = shapeTable(o, sk, byBytes, emuSeconds, points, os);
+    if (!sj)
+      return sj.takeError();
+    shapesJson.push_back(std::move(*sj));
   }
   doc["shapes"] = std::move(shapesJson);
   const double total = now() - t0;
@@ -428,7 +449,8 @@ llvm::Error uq::report::runLadder(const LadderOptions &o,
                       shapes.size() * o.formats.size(), compileSeconds, points,
                       emuSeconds, total);
   if (!o.jsonPath.empty()) {
-    if (llvm::Error e = writeJson(o.jsonPath, llvm::json::Value(std::move(doc))))
+    if (llvm::Error e =
+            writeJson(o.jsonPath, llvm::json::Value(std::move(doc))))
       return e;
     os << "wrote " << o.jsonPath << "\n";
   }

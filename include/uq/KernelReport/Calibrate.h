@@ -7,12 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef UQ_TOOLS_UQKERNELREPORT_CALIBRATE_H
-#define UQ_TOOLS_UQKERNELREPORT_CALIBRATE_H
+#ifndef UQ_KERNELREPORT_CALIBRATE_H
+#define UQ_KERNELREPORT_CALIBRATE_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 
-namespace uq {
+namespace uq::report {
 
 struct CalibrationOptions {
   /// Folder holding AITER's code objects and README.md.
@@ -28,9 +31,9 @@ struct CalibrationOptions {
   bool valuMfmaOverlap = false;
 };
 
-/// Prints the calibration table; returns the exit status.
-int runCalibration(const CalibrationOptions &o);
+/// Prints the calibration table to \p os (and writes its JSON when asked).
+llvm::Error runCalibration(const CalibrationOptions &o, llvm::raw_ostream &os);
 
-} // namespace uq
+} // namespace uq::report
 
-#endif // UQ_TOOLS_UQKERNELREPORT_CALIBRATE_H
+#endif // UQ_KERNELREPORT_CALIBRATE_H
