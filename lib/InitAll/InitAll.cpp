@@ -25,6 +25,7 @@ void uq::registerAllPasses() {
   mlir::registerAllPasses();
   uq::registerUQConversionPasses();
   uq::registerUQTransformsPasses();
+  uq::registerCheckInputSizesPass();
   uq::registerCPUPipeline();
   uq::registerGPUPipelines();
 }

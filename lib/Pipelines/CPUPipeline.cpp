@@ -25,6 +25,10 @@ using namespace mlir;
 
 void uq::buildCPUPipeline(OpPassManager &pm,
                           const CPUPipelineOptions &options) {
+  // No vector or constant past uq's input bound reaches a pass: the vector
+  // lowering below unrolls an n-D vector into one op per row and turns
+  // vector.step into a constant of every element (docs/robustness.md).
+  pm.addPass(createCheckInputSizesPass());
   // With wave-kernels: the GPU path's tiling stage, its launches run as
   // loops, its tile ops as host vector code (uq ops left over still go
   // through linalg below).

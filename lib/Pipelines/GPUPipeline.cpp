@@ -3,6 +3,7 @@
 #include "uq/Pipelines/GPUPipeline.h"
 
 #include "uq/Conversion/Passes.h"
+#include "uq/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -86,6 +87,10 @@ struct CheckLaneCodePass
 
 void uq::buildWavePipeline(OpPassManager &pm,
                            const GPUPipelineOptions &options) {
+  // Every stage entry point first checks uq's input bound on vector and
+  // constant sizes (docs/robustness.md): whatever IR a pipeline is given
+  // (uq-opt takes any), no pass of it sees a value past the bound.
+  pm.addPass(createCheckInputSizesPass());
   ConvertUQToWavePassOptions opts;
   opts.partitionSize = options.partitionSize;
   opts.prefillWaves = options.prefillWaves;
@@ -105,6 +110,9 @@ void uq::buildWavePipeline(OpPassManager &pm,
 void uq::buildLanePipeline(OpPassManager &pm,
                            const GPUPipelineOptions &options,
                            bool stopAfterLayouts) {
+  // Wave-level IR from another compiler enters here (uq-compile
+  // --from=wave, uq-opt --uq-gpu-lanes).
+  pm.addPass(createCheckInputSizesPass());
   // A lane layout for every whole-wave vector (MFMA operand layouts of
   // gfx950-notes.md); then per-lane code from them.
   AssignLaneLayoutsPassOptions layouts;
@@ -131,6 +139,7 @@ void uq::buildKernelPipeline(OpPassManager &pm,
 
 void uq::buildROCDLPipeline(OpPassManager &pm,
                             const GPUPipelineOptions &options) {
+  pm.addPass(createCheckInputSizesPass());
   pm.addPass(std::make_unique<CheckLaneCodePass>());
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   // Structured control flow first: the GPU-to-ROCDL conversion expects cf.

@@ -6,7 +6,11 @@
 
 #include "uq/Support/Input.h"
 
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
@@ -19,6 +23,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Process.h"
 
 using namespace mlir;
@@ -371,6 +376,78 @@ LogicalResult uq::checkOpNesting(Operation *root, unsigned limit) {
   return success();
 }
 
+namespace {
+/// The number of elements of `shape`, or nullopt past 2^64.
+std::optional<uint64_t> elementCount(ArrayRef<int64_t> shape) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return std::nullopt; // dynamic (a tensor or memref) or malformed
+    bool overflowed = false;
+    n = llvm::SaturatingMultiply(n, static_cast<uint64_t>(d), &overflowed);
+    if (overflowed)
+      return std::nullopt;
+  }
+  return n;
+}
+
+std::string countText(std::optional<uint64_t> n) {
+  return n ? std::to_string(*n) + " elements" : "more than 2^64 elements";
+}
+} // namespace
+
+LogicalResult uq::checkValueSizes(Operation *root, int64_t maxVectorElements,
+                                  int64_t maxConstantElements) {
+  // One walker for the whole input: it visits each distinct type and
+  // attribute once (AttrTypeWalker caches what it has seen), so a module
+  // that repeats a type costs one check of it.
+  std::string problem;
+  AttrTypeWalker walker;
+  walker.addWalk([&](VectorType t) {
+    std::optional<uint64_t> n = elementCount(t.getShape());
+    if (n && *n <= static_cast<uint64_t>(maxVectorElements))
+      return WalkResult::advance();
+    llvm::raw_string_ostream os(problem);
+    os << "has the vector type " << t << " of " << countText(n)
+       << ", more than uq's bound of " << maxVectorElements
+       << " elements per vector (InputLimits::kMaxVectorElements, "
+          "docs/robustness.md)";
+    return WalkResult::interrupt();
+  });
+  // Every elements attribute (dense, sparse, resource): a sparse splat is
+  // as short as a dense one, and LLVM materialises both in full.
+  walker.addWalk([&](ElementsAttr a) {
+    ShapedType type = a.getShapedType();
+    std::optional<uint64_t> n = elementCount(type.getShape());
+    if (n && *n <= static_cast<uint64_t>(maxConstantElements))
+      return WalkResult::advance();
+    llvm::raw_string_ostream os(problem);
+    os << "has a constant of type " << type << " (" << countText(n)
+       << "), more than uq's bound of " << maxConstantElements
+       << " elements per constant (InputLimits::kMaxConstantElements, "
+          "docs/robustness.md)";
+    return WalkResult::interrupt();
+  });
+  WalkResult result = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // Types first: a constant's vector type is named before its value.
+    bool bad = false;
+    for (Type t : op->getResultTypes())
+      bad = bad || walker.walk(t).wasInterrupted();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          bad = bad || walker.walk(arg.getType()).wasInterrupted();
+    bad = bad || walker.walk(op->getAttrDictionary()).wasInterrupted();
+    if (!bad)
+      return WalkResult::advance();
+    // Not op->emitOpError: its note prints the op, a vector of 2^31
+    // elements with it.
+    emitError(op->getLoc()) << "'" << op->getName() << "' op " << problem;
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 OwningOpRef<ModuleOp> uq::parseSourceChecked(llvm::StringRef source,
                                              llvm::StringRef bufferName,
                                              MLIRContext *ctx) {
@@ -379,7 +456,10 @@ OwningOpRef<ModuleOp> uq::parseSourceChecked(llvm::StringRef source,
   // Verify only once the nesting is known to be bounded.
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
       source, ParserConfig(ctx, /*verifyAfterParse=*/false), bufferName);
+  // The size check before the verifiers: it only reads types and
+  // attributes, and no verifier then sees a vector of 2^31 elements.
   if (!module || failed(checkOpNesting(module->getOperation())) ||
+      failed(checkValueSizes(module->getOperation())) ||
       failed(verify(module->getOperation())))
     return {};
   return module;

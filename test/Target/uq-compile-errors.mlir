@@ -17,9 +17,9 @@
 // RUN: not test -e %t.norule.hsaco
 // RUN: not uq-compile %S/Inputs/wave-no-rule.mlir --emit=layouts -o - 2>&1 | FileCheck %s --check-prefix=NORULE
 // RUN: not uq-compile %S/Inputs/bad-ir.mlir --emit=wave -o - 2>&1 | FileCheck %s --check-prefix=BADIR
-// RUN: sed 's/<16x/<1024x/g' %S/wave-handwritten.mlir > %t.big1024.mlir
-// RUN: not uq-compile %t.big1024.mlir -o %t.big1024.hsaco 2>&1 | FileCheck %s --check-prefix=BIGTILE -DFILE=%t.big1024.mlir -DROWS=1024
-// RUN: not test -e %t.big1024.hsaco
+// RUN: sed 's/<16x/<512x/g' %S/wave-handwritten.mlir > %t.big512.mlir
+// RUN: not uq-compile %t.big512.mlir -o %t.big512.hsaco 2>&1 | FileCheck %s --check-prefix=BIGTILE -DFILE=%t.big512.mlir -DROWS=512
+// RUN: not test -e %t.big512.hsaco
 // RUN: sed 's/<16x/<4096x/g' %S/wave-handwritten.mlir > %t.big4096.mlir
 // RUN: not uq-compile %t.big4096.mlir --emit=lanes -o - 2>&1 | FileCheck %s --check-prefix=BIGVEC -DFILE=%t.big4096.mlir
 // RUN: sed 's/c32 = arith.constant 32 :/c32 = arith.constant 2147483648 :/; s/<32x/<2147483648x/g; s/x32x/x2147483648x/g' %S/wave-handwritten.mlir > %t.keys.mlir
@@ -43,14 +43,17 @@
 // NOLAUNCH: uq-compile-errors.mlir:0:0: error: the input's kernels have no launch description
 // NOLAUNCH2: wave-no-launch.mlir:2:1: error: the input's kernels have no launch description
 // NORULE: wave-no-rule.mlir:15:{{[0-9]+}}: error: {{.*}}has no lane-distribution rule
-// An MFMA tile of 1024 rows (the hand-written wave kernel with 16 rows
+// An MFMA tile of 512 rows (the hand-written wave kernel with 16 rows
 // replaced) is checked against the MFMA table at the lane-layout stage, not
-// unrolled into tens of thousands of instructions; at 4096 rows the query
-// load alone is past the size bound (a lane's registers), and so is the
-// kernel with 2^31 keys per tile: both refused where the tile is made.
+// unrolled into tens of thousands of instructions. At 4096 rows the query
+// tile (4096x128 bytes) is past uq's input bound of 65536 elements per
+// vector, and so is the kernel with 2^31 keys per tile: both refused when
+// the input is read, before any stage (docs/robustness.md, "Input
+// limits"; the lane stages' own check of such tiles:
+// test/Conversion/WaveToLanes/tile-size-invalid.mlir).
 // BIGTILE: [[FILE]]:{{[0-9]+}}:{{[0-9]+}}: error: 'uq.scaled_mma' op cannot be distributed: the [[ROWS]]x32x128 tile's operands, scales and accumulator need {{[0-9]+}} registers per lane, more than the 512 of a gfx950 lane
-// BIGVEC: [[FILE]]:{{[0-9]+}}:{{[0-9]+}}: error: 'uq.load_rows' op cannot be distributed: the tile vector<4096x128xi8> needs at least 2048 registers per lane spread over the 64 lanes, more than the 512 of a gfx950 lane
-// BIGKEYS: [[FILE]]:{{[0-9]+}}:{{[0-9]+}}: error: 'arith.constant' op cannot be distributed: the tile vector<16x2147483648xf32> needs at least 536870912 registers per lane spread over the 64 lanes, more than the 512 of a gfx950 lane
+// BIGVEC: [[FILE]]:{{[0-9]+}}:{{[0-9]+}}: error: '{{.*}}' op has the vector type vector<4096x{{[0-9]+}}x{{[a-zA-Z0-9]+}}> of {{[0-9]+}} elements, more than uq's bound of 65536 elements per vector
+// BIGKEYS: [[FILE]]:{{[0-9]+}}:{{[0-9]+}}: error: '{{.*}}' op has the vector type vector<{{[0-9x]*}}2147483648{{[0-9x]*}}x{{[a-zA-Z0-9]+}}> of {{[0-9]+}} elements, more than uq's bound of 65536 elements per vector
 // NOKERNEL: no-kernel.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the input has no uq op with a gfx950 kernel
 func.func @f(%q: tensor<1x4x128xf32>, %cache: tensor<8x16x1x136xi8>, %bt: tensor<1x4xi32>, %l: tensor<1xi32>) -> tensor<1x4x128xf32> {
   %o = uq.decode_attention %q, %cache, %bt, %l scale 1.0 {k_format = #uq.kv_format<fp4_e2m1, rotation = hadamard>, v_format = #uq.kv_format<fp4_e2m1>, layout = #uq.cache_layout<vllm_slot>} : (tensor<1x4x128xf32>, tensor<8x16x1x136xi8>, tensor<1x4xi32>, tensor<1xi32>) -> tensor<1x4x128xf32>

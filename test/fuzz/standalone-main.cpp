@@ -192,14 +192,6 @@ void addSeed(llvm::StringRef path, std::vector<std::string> &seeds) {
     std::exit(2);
   }
   llvm::StringRef text = (*buf)->getBuffer();
-  // A test file may opt out of the seed corpus with the line
-  // `// fuzz-seed: skip (REASON)`: the lane stages' size-bound tests hold
-  // tiles of 2^31 elements, on which the CPU pipeline the IR fuzzer also
-  // runs exhausts memory (an open finding, docs/robustness.md).
-  if (text.contains("// fuzz-seed: skip")) {
-    llvm::errs() << "seed '" << path << "' skipped (fuzz-seed: skip)\n";
-    return;
-  }
   if (!splitInputFile) {
     seeds.push_back(text.str());
     return;

@@ -17,8 +17,11 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <memory>
+
 namespace mlir {
 class OpPassManager;
+class Pass;
 } // namespace mlir
 
 namespace uq {
@@ -53,8 +56,18 @@ struct CPUPipelineOptions
       llvm::cl::init(true)};
 };
 
+/// `uq-check-input-sizes`: uq::checkValueSizes as a pass (any op), the first
+/// pass of every uq pipeline (CPU, uq-gpu-wave, uq-gpu-lanes,
+/// uq-gpu-kernels, uq-gpu-to-rocdl): no vector of more than
+/// InputLimits::kMaxVectorElements elements and no constant of more
+/// than kMaxConstantElements reaches a pass (options `max-vector-elements`,
+/// `max-constant-elements`).
+std::unique_ptr<mlir::Pass> createCheckInputSizesPass();
+void registerCheckInputSizesPass();
+
 /// Lowers uq ops on tensors in a module to the LLVM dialect for the host
-/// CPU: convert-uq-to-linalg, one-shot bufferization across function
+/// CPU: the input size check (createCheckInputSizesPass),
+/// convert-uq-to-linalg, one-shot bufferization across function
 /// boundaries (identity layouts), buffer deallocation, loops, LLVM.
 void buildCPUPipeline(mlir::OpPassManager &pm,
                       const CPUPipelineOptions &options);

@@ -15,7 +15,11 @@
 /// - every kind of input has a size limit (InputLimits);
 /// - IR text may not nest brackets deeper than InputLimits::kMaxNesting,
 ///   since MLIR's parser, printer and walkers recurse once per level and a
-///   few thousand levels overflow an 8 MiB stack.
+///   few thousand levels overflow an 8 MiB stack;
+/// - once parsed, no vector type and no constant may have more
+///   elements than InputLimits::kMaxVectorElements and
+///   kMaxConstantElements (checkValueSizes), since lowerings materialise
+///   such values element by element.
 ///
 /// The limits are documented in docs/robustness.md.
 ///
@@ -56,6 +60,23 @@ struct InputLimits {
   static constexpr unsigned kMaxNesting = 256;
   /// Operators in one affine map, set or affine-op subscript list.
   static constexpr unsigned kMaxAffineTerms = 1024;
+  /// Elements of one vector type anywhere in the IR (checkValueSizes).
+  /// Lowerings work per element or per row of a vector at compile time:
+  /// the CPU pipeline's vector lowering unrolls an n-D vector into one op
+  /// per row and turns `vector.step` into a constant of one number per
+  /// element (2^31 elements: out of memory), so the cost of compiling a
+  /// vector grows with its size, not with the text that names it. The
+  /// largest vector uq's own kernels make is a 32x256 tile (8192
+  /// elements), and a gfx950 wave holds at most 64 lanes x 512 registers
+  /// = 32768 32-bit values; 65536 is above both.
+  static constexpr int64_t kMaxVectorElements = int64_t(1) << 16;
+  /// Elements of one constant (an elements attribute: dense, sparse or
+  /// resource; checkValueSizes). A splat or sparse constant costs a few
+  /// bytes of text whatever its type, but the host program
+  /// holds every element (LLVM materialises the array when uq-run
+  /// translates the module: a splat or a sparse constant of 2^31 f32 ran
+  /// out of memory). 2^24 elements are 64 MiB of f32.
+  static constexpr int64_t kMaxConstantElements = int64_t(1) << 24;
 };
 
 /// Reads the whole file `path` into memory (NUL-terminated, as MLIR's parser
@@ -106,8 +127,24 @@ mlir::LogicalResult checkSourceText(llvm::StringRef source,
 mlir::LogicalResult checkOpNesting(mlir::Operation *root,
                                    unsigned limit = InputLimits::kMaxNesting);
 
+/// Checks that no type under `root` (op results, block arguments, types in
+/// attributes such as a function's signature, also nested in other types:
+/// `memref<4xvector<...>>`) is a vector of more than `maxVectorElements`
+/// elements, and that no elements attribute (dense, sparse or resource: a
+/// constant, a global's initial value) has more than `maxConstantElements`. Emits a located
+/// error at the first operation that has one (naming the type, its element
+/// count and the bound) and returns failure. Element counts past 2^64 are
+/// reported as such, not wrapped. Walks regions recursively: call it after
+/// checkOpNesting (or the text check) bounded the nesting.
+mlir::LogicalResult
+checkValueSizes(mlir::Operation *root,
+                int64_t maxVectorElements = InputLimits::kMaxVectorElements,
+                int64_t maxConstantElements =
+                    InputLimits::kMaxConstantElements);
+
 /// checkSourceText, then MLIR's parser (text or bytecode), then
-/// checkOpNesting. Diagnostics go to `ctx`'s handlers; null on failure.
+/// checkOpNesting, the verifiers and checkValueSizes. Diagnostics go to
+/// `ctx`'s handlers; null on failure.
 mlir::OwningOpRef<mlir::ModuleOp> parseSourceChecked(llvm::StringRef source,
                                                      llvm::StringRef bufferName,
                                                      mlir::MLIRContext *ctx);

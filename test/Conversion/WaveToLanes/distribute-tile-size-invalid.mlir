@@ -1,4 +1,3 @@
-// fuzz-seed: skip (2^31-element tiles: the IR fuzzer's CPU pipeline runs out of memory on them, docs/robustness.md)
 // RUN: uq-opt %s --split-input-file --uq-distribute-to-lanes --verify-diagnostics
 
 // The distribution stage checks the size bound (Layout.h, tileSizeError)

@@ -1,4 +1,3 @@
-// fuzz-seed: skip (2^31-element tiles: the IR fuzzer's CPU pipeline runs out of memory on them, docs/robustness.md)
 // RUN: uq-opt %s --split-input-file --uq-assign-lane-layouts --uq-distribute-to-lanes --verify-diagnostics
 
 // The size bound of both distribution passes (Layout.h, tileSizeError):
