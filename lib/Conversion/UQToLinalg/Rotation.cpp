@@ -7,11 +7,15 @@
 // Rows [N, D] rotated as uq::ref::hadamardRotate: butterfly stages of span
 // 1, 2, ..., D/2, each one linalg.generic over [N, D/2h, 2, h], in f64 with
 // one rounding (ExactF64) or in f32 with a division by sqrt(2) per stage
-// (ButterflyF32).
+// (ButterflyF32). The pairs' arithmetic and the normalisation are the
+// codegen floor's (uq/Codegen/Rotation.h), shared with the wave-level
+// lowerings of uq.rotate.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RowCodes.h"
+
+#include "uq/Codegen/Rotation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
@@ -36,8 +40,9 @@ Value RowCoder::butterflyStage(Value v, int64_t h,
               [&](ScalarEmitter &es, ValueRange args) -> Value {
                 OpBuilder &nb = es.builder();
                 Location l = es.location();
-                Value sum = arith::AddFOp::create(nb, l, args[0], args[1]);
-                Value diff = arith::SubFOp::create(nb, l, args[0], args[1]);
+                // args[0] is the pair's lower element, args[1] its upper.
+                Value sum = rotation::lowerOfPair(nb, l, args[0], args[1]);
+                Value diff = rotation::upperOfPair(nb, l, args[1], args[0]);
                 if (divisor) {
                   Value c = es.f32(*divisor);
                   sum = arith::DivFOp::create(nb, l, sum, c);
@@ -60,7 +65,7 @@ Value RowCoder::rotateRowsF32(Value x2) {
         elementwise({x2}, b.getF32Type(), [](ScalarEmitter &es, ValueRange a) {
           return es.toF32(a[0]);
         });
-    for (int64_t h = 1; h < dd; h *= 2)
+    for (int64_t h : rotation::stageSpans(dd))
       v = butterflyStage(v, h, std::sqrt(2.0f));
     return v;
   }
@@ -69,13 +74,14 @@ Value RowCoder::rotateRowsF32(Value x2) {
         return arith::ExtFOp::create(es.builder(), es.location(),
                                      es.builder().getF64Type(), es.toF32(a[0]));
       });
-  for (int64_t h = 1; h < dd; h *= 2)
+  for (int64_t h : rotation::stageSpans(dd))
     v = butterflyStage(v, h, std::nullopt);
-  double norm = 1.0 / std::sqrt(static_cast<double>(dd));
   return elementwise(
       {v}, b.getF32Type(), [&](ScalarEmitter &es, ValueRange a) -> Value {
-        Value m = arith::MulFOp::create(es.builder(), es.location(), a[0],
-                                        es.f64(norm));
+        Value m = arith::MulFOp::create(
+            es.builder(), es.location(), a[0],
+            rotation::normalisation(es.builder(), es.location(),
+                                    es.builder().getF64Type(), dd));
         return arith::TruncFOp::create(es.builder(), es.location(),
                                        es.builder().getF32Type(), m);
       });
