@@ -13,18 +13,12 @@ using namespace uq;
 using namespace uq::to_linalg;
 
 /// The byte (i32) of candidate \p k (i32 0..2) of a group whose log_round
-/// byte is \p byte0: byte0 - 1 + k clamped to [1, 254], i.e. the exponent
-/// e0 - 1 + k clamped to [-126, 127].
-/// With E4M3 scales (\p e4m3) the bytes are clamped to [1, 126], the
-/// positive finite E4M3 values (neighbouring bytes, neighbouring values).
+/// byte is \p byte0: ScalarEmitter::scaleCandidateByte at offset k - 1.
 Value RowCoder::candidateByte(ScalarEmitter &es, Value byte0, Value k,
                               bool e4m3) {
-  OpBuilder &nb = es.builder();
-  Location l = es.location();
-  Value cb = arith::AddIOp::create(nb, l, byte0,
-                                   arith::SubIOp::create(nb, l, k, es.i32(1)));
-  cb = arith::MaxSIOp::create(nb, l, cb, es.i32(1));
-  return arith::MinSIOp::create(nb, l, cb, es.i32(e4m3 ? 126 : 254));
+  Value offset =
+      arith::SubIOp::create(es.builder(), es.location(), k, es.i32(1));
+  return es.scaleCandidateByte(byte0, offset, e4m3);
 }
 
 /// scale_rule = mse_search: the bytes [N, G] (i32) chosen among the three

@@ -58,10 +58,7 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// The byte (i32) of candidate \p k (i32 0..2) of a group whose log_round
-  /// byte is \p byte0: byte0 - 1 + k clamped to [1, 254], i.e. the exponent
-  /// e0 - 1 + k clamped to [-126, 127].
-  /// With E4M3 scales (\p e4m3) the bytes are clamped to [1, 126], the
-  /// positive finite E4M3 values (neighbouring bytes, neighbouring values).
+  /// byte is \p byte0: ScalarEmitter::scaleCandidateByte at offset k - 1.
   static Value candidateByte(ScalarEmitter &es, Value byte0, Value k,
                              bool e4m3 = false);
 
