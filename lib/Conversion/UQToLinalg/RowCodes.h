@@ -1,5 +1,4 @@
-//===- RowCodes.h - The row codes of the cache formats on tensors -*- C++
-//-*-===//
+//===- RowCodes.h - Row codes of the cache formats on tensors ---*- C++ -*-===//
 //
 // Part of the uq project.
 //

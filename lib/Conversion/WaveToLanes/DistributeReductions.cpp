@@ -1,4 +1,4 @@
-//===- DistributeReductions.cpp - Per-lane reductions --------------------===//
+//===- DistributeReductions.cpp - Per-lane reductions ---------------------===//
 //
 // Distribution patterns of reductions and of the rotation (uq.rotate):
 // trees over a lane's elements, then butterflies across lanes.
