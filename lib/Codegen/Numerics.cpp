@@ -216,6 +216,13 @@ Value ScalarEmitter::e4m3ScaleByte(Value absmaxBits, double c) {
   return arith::SelectOp::create(b, loc, sentinel, i32(0), byte);
 }
 
+Value ScalarEmitter::scaleCandidateByte(Value byte0, Value offset,
+                                        bool e4m3) {
+  Value cb = arith::AddIOp::create(b, loc, byte0, offset);
+  cb = arith::MaxSIOp::create(b, loc, cb, i32(1));
+  return arith::MinSIOp::create(b, loc, cb, i32(e4m3 ? 126 : 254));
+}
+
 Value ScalarEmitter::e8m0Normal(Value byte) {
   return fromBits(arith::ShLIOp::create(b, loc, byte, i32(23)));
 }

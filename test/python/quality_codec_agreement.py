@@ -5,8 +5,9 @@
 # with the module built it uses the library's codecs. The two must agree bit
 # for bit wherever the backend documents no difference (only the rotation
 # differs: a float32 matrix product instead of the butterfly). Inputs: random
-# rows over many magnitudes, exact FP4 midpoints, zeros, subnormals, values
-# past the FP8 range, NaN and infinities.
+# rows over many magnitudes, exact FP4 midpoints, zeros of both signs, +-max
+# of FP4 (at scale 1), of E4M3 (448 and the rounding edge 464) and of f32,
+# subnormals of E4M3 and of f32, NaN and infinities of both signs.
 import numpy as np
 
 import uq.quality.backend as B
@@ -41,11 +42,28 @@ rows = (rng.standard_normal((64, 128)) *
 # Exact midpoints between FP4 levels at scale 1 (group absmax 6 with c=1/6).
 mids = np.tile(np.concatenate([B.FP4_MIDS, [6.0] * 18]).astype(np.float32),
                (1, 4))[:, :128]
-special = np.zeros((4, 128), np.float32)
+special = np.zeros((10, 128), np.float32)
 special[1, :] = np.float32(1e-40)            # subnormal groups
 special[2, :32] = np.nan                     # a NaN group
 special[3, :32] = np.inf                     # an infinite group
 special[3, 32:64] = 1e30                     # past every scale
+special[3, 64:96] = -np.inf                  # a negative infinite group
+special[4, :] = -0.0                         # negative zeros
+# +-max: FP4's largest level at scale 1 (group max 6 with c = 1/6) with
+# both signs in one group; E4M3's largest value 448, the midpoint 464 to the
+# next (overflow: NaN or 448) and just below it; f32's largest finite.
+special[5, :] = np.tile(np.float32([6, -6, 4, -4]), 32)
+special[6, :] = -6.0
+special[7, :] = np.tile(np.float32([448, -448, 464, -464, 463.99997, -463.99997,
+                                    240, -240]), 16)
+special[8, :32] = np.finfo(np.float32).max
+special[8, 32:64] = -np.finfo(np.float32).max
+# Subnormal range: E4M3's subnormals 2^-9 .. 7 * 2^-9 and halfway below the
+# smallest, f32 subnormals mixed with a normal group maximum.
+special[9, :32] = np.float32(2.0 ** -9) * np.arange(32, dtype=np.float32) / 2
+special[9, 32:64] = np.float32(2.0 ** -149) * np.arange(1, 33, dtype=np.float32)
+special[9, 64:96] = np.float32(2.0 ** -130)
+special[9, 95] = np.float32(2.0 ** -100)
 x = np.concatenate([rows, mids, special]).astype(np.float32)
 
 checks = []

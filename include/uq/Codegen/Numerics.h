@@ -74,6 +74,14 @@ public:
   /// not finite; else e4m3(min(float(c) * m, 448)) with RNE, and byte 1
   /// (2^-9) where that underflows to 0.
   mlir::Value e4m3ScaleByte(mlir::Value absmaxBits, double c);
+  /// A candidate scale byte of scale_rule = mse_search, as uq::ref's
+  /// searchScaleByte: a group's log_round byte \p byte0 (i32) moved by
+  /// \p offset (i32: -1, 0 or +1) and clamped to [1, 254], i.e. the exponent
+  /// e0 + offset clamped to [-126, 127]; with E4M3 scales (\p e4m3) to
+  /// [1, 126], the positive finite E4M3 values (neighbouring bytes are
+  /// neighbouring values).
+  mlir::Value scaleCandidateByte(mlir::Value byte0, mlir::Value offset,
+                                 bool e4m3);
   /// The UE8M0 byte (i32, e + 127) of a per-32 query scale from the bits of
   /// the group's largest magnitude, as uq::ref::fp8BlockExponent: e is the
   /// smallest exponent with absmax / 2^e <= 448 (E - 8 for 1.f * 2^E, plus

@@ -487,6 +487,13 @@ Value finishRows(WaveBuilder &w, const AttentionConfig &cfg, Value out,
 }
 } // namespace
 
+// Long (about 225 lines) on purpose: after the launch description, the two
+// steps of the software-pipelined loop (`weigh`: a chunk's maxima and sums
+// to weights; `chunk`: one iteration) are closures over the row's buffers
+// and geometry (base, num_partitions, the three partial buffers, the sink),
+// called from the prologue and from both loops (whole chunks, then the last
+// partial one); as free functions each would take those values again. The
+// output rows' epilogue (rotation back, v_mean, result type) is finishRows.
 gpu::GPUFuncOp uq::wave::buildMergeKernel(OpBuilder &b, Location loc,
                                           const AttentionConfig &cfg,
                                           KernelSpec &spec) {

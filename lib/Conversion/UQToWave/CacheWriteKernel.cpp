@@ -29,17 +29,6 @@ namespace {
 
 constexpr int64_t kGroup = 32;
 
-/// The byte (i32) of candidate k of a group whose log_round byte is
-/// \p byte0: byte0 - 1 + k clamped to [1, 254] (as uq::ref's search); with
-/// E4M3 scales (\p e4m3) to [1, 126], the positive finite E4M3 values.
-Value candidateByte(ScalarEmitter &es, Value byte0, int64_t k, bool e4m3) {
-  OpBuilder &b = es.builder();
-  Location l = es.location();
-  Value cb = arith::AddIOp::create(b, l, byte0, es.i32(k - 1));
-  cb = arith::MaxSIOp::create(b, l, cb, es.i32(1));
-  return arith::MinSIOp::create(b, l, cb, es.i32(e4m3 ? 126 : 254));
-}
-
 /// Codes the f32 row \p x [D] in format \p fmt and stores its bytes at
 /// byte offset \p slot of \p cache (codes at \p codeOff, scales at
 /// \p scaleOff).
@@ -110,7 +99,7 @@ void writeRow(WaveBuilder &w, KVFormatAttr fmt, Value x, Value cache,
         arith::ExtFOp::create(b, loc, w.vec({groups, kGroup}, b.getF64Type()),
                               xg);
     for (int64_t k = 0; k < 3; ++k) {
-      Value cb = candidateByte(gs, byte0, k, e4m3);
+      Value cb = gs.scaleCandidateByte(byte0, gs.i32(k - 1), e4m3);
       Value dec = arith::MulFOp::create(b, loc, es.fp4Decode(codesFor(cb)),
                                         w.broadcastRows(scaleOf(cb), kGroup));
       Value diff = arith::SubFOp::create(

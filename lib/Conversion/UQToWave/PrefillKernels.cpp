@@ -359,6 +359,11 @@ void PrefillSteps::waveRows() {
   rowOffsets = w.mul(rowHeads, w.splat(w.idx(d), {rpw}));
 }
 
+// Long (about 220 lines) on purpose: the loop body (LDS double buffering,
+// masks, MFMA logits, online softmax, PV) is one closure over the operands
+// loaded here and the tile geometry, run three times (masked head, unmasked
+// middle, masked tail); the steps before and after it (rows, partials) are
+// PrefillSteps' other methods.
 void PrefillSteps::keyLoop() {
   Type f32 = b.getF32Type();
   Type i32 = b.getI32Type();

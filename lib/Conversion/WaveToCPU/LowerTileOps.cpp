@@ -24,6 +24,7 @@
 #include "uq/Dialect/UQ/IR/UQ.h"
 
 #include "uq/Codegen/Numerics.h"
+#include "uq/Codegen/Rotation.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -336,8 +337,9 @@ struct RotateVectorLowering : OpRewritePattern<RotateOp> {
     Value flat = vector::ShapeCastOp::create(b, loc, vecOf({rows, d}, elem),
                                              op.getInput());
     // Upper element of each pair at span s: (i & s) != 0.
+    // The pairs' arithmetic and the normalisation: uq/Codegen/Rotation.h.
     auto butterfly = [&](Value row) {
-      for (int64_t s = 1; s < d; s *= 2) {
+      for (int64_t s : rotation::stageSpans(d)) {
         SmallVector<int64_t> partner;
         SmallVector<bool> upper;
         for (int64_t i = 0; i < d; ++i) {
@@ -345,16 +347,14 @@ struct RotateVectorLowering : OpRewritePattern<RotateOp> {
           upper.push_back((i & s) != 0);
         }
         Value p = vector::ShuffleOp::create(b, loc, row, row, partner);
-        Value sum = arith::AddFOp::create(b, loc, row, p);
-        Value diff = arith::SubFOp::create(b, loc, p, row);
+        Value sum = rotation::lowerOfPair(b, loc, row, p);
+        Value diff = rotation::upperOfPair(b, loc, row, p);
         Value mask = arith::ConstantOp::create(
             b, loc, DenseElementsAttr::get(vecOf({d}, b.getI1Type()),
                                            ArrayRef<bool>(upper)));
         row = arith::SelectOp::create(b, loc, mask, diff, sum);
       }
-      FloatAttr norm = b.getFloatAttr(elem, 1.0 / std::sqrt(double(d)));
-      Value n = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(rowT, norm));
+      Value n = rotation::normalisation(b, loc, rowT, d);
       return arith::MulFOp::create(b, loc, row, n).getResult();
     };
     // One row per loop iteration (the butterfly is emitted once).

@@ -216,6 +216,10 @@ LogicalResult Distributor::storeRows(uq::StoreRowsOp op) {
 // Layout conversion through LDS
 //===----------------------------------------------------------------------===//
 
+/// A conversion in three steps: the source's lanes write their runs into an
+/// LDS buffer (ldsRuns), a barrier, the destination's lanes read theirs back
+/// (ldsRuns, or transposingRead for the B operand of a 16-bit MFMA); the
+/// buffer is then free for the next conversion of its type.
 LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   FailureOr<Layout> srcL = layoutOf(op.getInput());
   if (failed(srcL))
@@ -229,6 +233,49 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
     return op.emitOpError("cannot be distributed: 2-D conversions only");
   Type elem = t.getElementType();
   int64_t rows = t.getDimSize(0), cols = t.getDimSize(1);
+  bool tr16 = useTransposingReads(*srcL, dst, elem);
+  LdsStaging st;
+  st.rows = rows;
+  // LDS keeps the destination's longest runs contiguous (row-major for the
+  // transposing reads).
+  st.inner = tr16 || dst.dim(0).elems <= dst.dim(1).elems ? 1 : 0;
+  // Rows of the transposing reads' buffer are padded (option
+  // transpose-row-pad, bytes): with 16 bytes, the 16 rows one 16-byte store
+  // phase writes start 4 banks apart (no conflict) and the 8 rows of a
+  // 32-lane ds_read_b64_tr_b16 phase meet at most twice per bank, where
+  // unpadded 256-byte rows put every row on the same banks (16-way / 8-way
+  // conflicts; the timing model's bank rule, docs/timing-model.md).
+  st.rowStride = tr16 ? cols + (transposeRowPad + 1) / 2 : cols;
+  // With several waves, wave w converts in elements [w * part, ...).
+  const int64_t part = rows * st.rowStride;
+  st.waveBase =
+      waves > 1 ? arith::MulIOp::create(b, loc, waveId, idx(part)).getResult()
+                : Value();
+  st.buf = acquireLds(
+      MemRefType::get({part * waves}, elem, AffineMap(),
+                      gpu::AddressSpaceAttr::get(
+                          b.getContext(), gpu::AddressSpace::Workgroup)));
+  {
+    auto ifOp = scf::IfOp::create(b, loc, isCanonical(*srcL), false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    ldsRuns(st, *srcL, mapped(op.getInput()), /*write=*/true);
+  }
+  gpu::BarrierOp::create(b, loc);
+  map.map(op->getResult(0), tr16 ? transposingRead(st, dst)
+                                 : ldsRuns(st, dst, Value(), /*write=*/false));
+  if (loopDepth > 0) {
+    loopUsedLds = true;
+    loopLds.push_back(st.buf);
+  } else {
+    gpu::BarrierOp::create(b, loc);
+    freeLds.push_back(st.buf);
+  }
+  return success();
+}
+
+bool Distributor::useTransposingReads(const Layout &src, const Layout &dst,
+                                      Type elem) {
   // Layout decision "transposing reads": a 16-bit [K x N] tile bound for the
   // B operand of a 16x16x32 MFMA (lane l: K 8 (l / 16) .. + 7 of column
   // l % 16, Layout.h mfma16x16x32B) is staged row-major, so that the source
@@ -243,132 +290,103 @@ LogicalResult Distributor::toLayout(uq::ToLayoutOp op, const Layout &dst) {
   const DimLayout &dk = dst.dim(0), &dn = dst.dim(1);
   const int64_t elemBits =
       elem.isIntOrFloat() ? elem.getIntOrFloatBitWidth() : 0;
-  bool tr16 = transposeReads && elemBits == 16 &&
-              srcL->dim(1).elems >= srcL->dim(0).elems && dk.threads == 4 &&
-              dk.elems == 8 && dk.laneStride == 16 && dn.threads == 16 &&
-              dn.elems == 1 && dn.laneStride == 1;
-  // LDS keeps the destination's longest runs contiguous (row-major for the
-  // transposing reads).
-  int64_t inner = tr16 || dst.dim(0).elems <= dst.dim(1).elems ? 1 : 0;
-  // Rows of the transposing reads' buffer are padded (option
-  // transpose-row-pad, bytes): with 16 bytes, the 16 rows one 16-byte store
-  // phase writes start 4 banks apart (no conflict) and the 8 rows of a
-  // 32-lane ds_read_b64_tr_b16 phase meet at most twice per bank, where
-  // unpadded 256-byte rows put every row on the same banks (16-way / 8-way
-  // conflicts; the timing model's bank rule, docs/timing-model.md).
-  int64_t rowStride = tr16 ? cols + (transposeRowPad + 1) / 2 : cols;
-  // With several waves, wave w converts in elements [w * part, ...).
-  const int64_t part = rows * rowStride;
-  Value waveBase =
-      waves > 1 ? arith::MulIOp::create(b, loc, waveId, idx(part)).getResult()
-                : Value();
-  auto linear = [&](Value r, Value c) {
-    Value at =
-        inner == 1
-            ? arith::AddIOp::create(
-                  b, loc, arith::MulIOp::create(b, loc, r, idx(rowStride)), c)
-                  .getResult()
-            : arith::AddIOp::create(
-                  b, loc, arith::MulIOp::create(b, loc, c, idx(rows)), r)
-                  .getResult();
-    return waveBase ? arith::AddIOp::create(b, loc, at, waveBase).getResult()
-                    : at;
-  };
-  Value buf = acquireLds(
-      MemRefType::get({part * waves}, elem, AffineMap(),
-                      gpu::AddressSpaceAttr::get(
-                          b.getContext(), gpu::AddressSpace::Workgroup)));
+  return transposeReads && elemBits == 16 &&
+         src.dim(1).elems >= src.dim(0).elems && dk.threads == 4 &&
+         dk.elems == 8 && dk.laneStride == 16 && dn.threads == 16 &&
+         dn.elems == 1 && dn.laneStride == 1;
+}
 
-  // Writes: runs of the source along `inner`, gathered from the lane's
-  // vector, one store each.
-  auto writeOrRead = [&](const Layout &l, Value vec, bool write) -> Value {
-    const DimLayout &in = l.dim(inner);
-    int64_t outer = 1 - inner;
-    const DimLayout &ot = l.dim(outer);
-    VectorType runT = VectorType::get({in.elems}, elem);
-    Value result = write ? Value() : zeros(laneType(elem, l));
-    SmallVector<int64_t> bs(2), es(2);
-    for (int64_t ob = 0; ob < ot.batch; ++ob)
-      for (int64_t oe = 0; oe < ot.elems; ++oe)
-        for (int64_t ib = 0; ib < in.batch; ++ib) {
-          SmallVector<int64_t> positions;
-          for (int64_t ie = 0; ie < in.elems; ++ie) {
-            bs[outer] = ob;
-            es[outer] = oe;
-            bs[inner] = ib;
-            es[inner] = ie;
-            positions.push_back(l.flatIndex(bs, es));
-          }
-          Value rIdx =
-              logicalIndex(l, 0, inner == 0 ? ib : ob, inner == 0 ? 0 : oe);
-          Value cIdx =
-              logicalIndex(l, 1, inner == 1 ? ib : ob, inner == 1 ? 0 : oe);
-          Value at = linear(rIdx, cIdx);
-          if (write) {
-            Value run = in.elems == 1 ? Value() : shuffle(vec, positions);
-            if (in.elems == 1)
-              memref::StoreOp::create(b, loc, extract(vec, positions[0]), buf,
-                                      at);
-            else
-              vector::StoreOp::create(b, loc, run, buf, ValueRange{at});
+Value Distributor::ldsIndex(const LdsStaging &st, Value r, Value c) {
+  Value at =
+      st.inner == 1
+          ? arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, r, idx(st.rowStride)), c)
+                .getResult()
+          : arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, c, idx(st.rows)), r)
+                .getResult();
+  return st.waveBase
+             ? arith::AddIOp::create(b, loc, at, st.waveBase).getResult()
+             : at;
+}
+
+Value Distributor::ldsRuns(const LdsStaging &st, const Layout &l, Value vec,
+                           bool write) {
+  // Runs of the layout along `inner`, gathered from (or scattered into) the
+  // lane's vector, one store (load) each.
+  Type elem = cast<MemRefType>(st.buf.getType()).getElementType();
+  const int64_t inner = st.inner;
+  const DimLayout &in = l.dim(inner);
+  int64_t outer = 1 - inner;
+  const DimLayout &ot = l.dim(outer);
+  VectorType runT = VectorType::get({in.elems}, elem);
+  Value result = write ? Value() : zeros(laneType(elem, l));
+  SmallVector<int64_t> bs(2), es(2);
+  for (int64_t ob = 0; ob < ot.batch; ++ob)
+    for (int64_t oe = 0; oe < ot.elems; ++oe)
+      for (int64_t ib = 0; ib < in.batch; ++ib) {
+        SmallVector<int64_t> positions;
+        for (int64_t ie = 0; ie < in.elems; ++ie) {
+          bs[outer] = ob;
+          es[outer] = oe;
+          bs[inner] = ib;
+          es[inner] = ie;
+          positions.push_back(l.flatIndex(bs, es));
+        }
+        Value rIdx =
+            logicalIndex(l, 0, inner == 0 ? ib : ob, inner == 0 ? 0 : oe);
+        Value cIdx =
+            logicalIndex(l, 1, inner == 1 ? ib : ob, inner == 1 ? 0 : oe);
+        Value at = ldsIndex(st, rIdx, cIdx);
+        if (write) {
+          Value run = in.elems == 1 ? Value() : shuffle(vec, positions);
+          if (in.elems == 1)
+            memref::StoreOp::create(b, loc, extract(vec, positions[0]), st.buf,
+                                    at);
+          else
+            vector::StoreOp::create(b, loc, run, st.buf, ValueRange{at});
+        } else {
+          if (in.elems == 1) {
+            Value x = memref::LoadOp::create(b, loc, st.buf, at);
+            result = vector::InsertOp::create(b, loc, x, result, positions[0]);
           } else {
-            if (in.elems == 1) {
-              Value x = memref::LoadOp::create(b, loc, buf, at);
+            Value run =
+                vector::LoadOp::create(b, loc, runT, st.buf, ValueRange{at});
+            for (auto [k, p] : llvm::enumerate(positions))
               result =
-                  vector::InsertOp::create(b, loc, x, result, positions[0]);
-            } else {
-              Value run =
-                  vector::LoadOp::create(b, loc, runT, buf, ValueRange{at});
-              for (auto [k, p] : llvm::enumerate(positions))
-                result = vector::InsertOp::create(b, loc, extract(run, k),
-                                                  result, p);
-            }
+                  vector::InsertOp::create(b, loc, extract(run, k), result, p);
           }
         }
-    return result;
-  };
-  {
-    auto ifOp = scf::IfOp::create(b, loc, isCanonical(*srcL), false);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    writeOrRead(*srcL, mapped(op.getInput()), /*write=*/true);
-  }
-  gpu::BarrierOp::create(b, loc);
-  if (tr16) {
-    VectorType quad = VectorType::get({4}, elem);
-    Value result = zeros(laneType(elem, dst));
-    Value j = arith::RemUIOp::create(b, loc, lane, idx(16));
-    Value g = arith::DivUIOp::create(b, loc, lane, idx(16));
-    // Per lane: row j / 4 + 8 g, column 4 (j % 4) of each 4 x 16 block.
-    Value r =
-        arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, j, idx(4)),
-                              arith::MulIOp::create(b, loc, g, idx(8)));
-    Value c = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, j, idx(4)), idx(4));
-    Value laneAt = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, r, idx(rowStride)), c);
-    if (waveBase)
-      laneAt = arith::AddIOp::create(b, loc, laneAt, waveBase);
-    for (int64_t kb = 0; kb < dk.batch; ++kb)
-      for (int64_t nb = 0; nb < dn.batch; ++nb)
-        for (int64_t h = 0; h < 2; ++h) {
-          int64_t at = (kb * 32 + 4 * h) * rowStride + nb * 16;
-          Value x = amdgpu::TransposeLoadOp::create(
-              b, loc, quad, buf, ValueRange{rowAddress(laneAt, idx(at), 0)});
-          result = insertSlice(x, result, dst.flatIndex({kb, nb}, {4 * h, 0}));
-        }
-    map.map(op->getResult(0), result);
-  } else {
-    map.map(op->getResult(0), writeOrRead(dst, Value(), /*write=*/false));
-  }
-  if (loopDepth > 0) {
-    loopUsedLds = true;
-    loopLds.push_back(buf);
-  } else {
-    gpu::BarrierOp::create(b, loc);
-    freeLds.push_back(buf);
-  }
-  return success();
+      }
+  return result;
+}
+
+Value Distributor::transposingRead(const LdsStaging &st, const Layout &dst) {
+  Type elem = cast<MemRefType>(st.buf.getType()).getElementType();
+  const DimLayout &dk = dst.dim(0), &dn = dst.dim(1);
+  VectorType quad = VectorType::get({4}, elem);
+  Value result = zeros(laneType(elem, dst));
+  Value j = arith::RemUIOp::create(b, loc, lane, idx(16));
+  Value g = arith::DivUIOp::create(b, loc, lane, idx(16));
+  // Per lane: row j / 4 + 8 g, column 4 (j % 4) of each 4 x 16 block.
+  Value r =
+      arith::AddIOp::create(b, loc, arith::DivUIOp::create(b, loc, j, idx(4)),
+                            arith::MulIOp::create(b, loc, g, idx(8)));
+  Value c = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, j, idx(4)), idx(4));
+  Value laneAt = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, r, idx(st.rowStride)), c);
+  if (st.waveBase)
+    laneAt = arith::AddIOp::create(b, loc, laneAt, st.waveBase);
+  for (int64_t kb = 0; kb < dk.batch; ++kb)
+    for (int64_t nb = 0; nb < dn.batch; ++nb)
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t at = (kb * 32 + 4 * h) * st.rowStride + nb * 16;
+        Value x = amdgpu::TransposeLoadOp::create(
+            b, loc, quad, st.buf, ValueRange{rowAddress(laneAt, idx(at), 0)});
+        result = insertSlice(x, result, dst.flatIndex({kb, nb}, {4 * h, 0}));
+      }
+  return result;
 }
 
 Value Distributor::acquireLds(MemRefType type) {

@@ -1,5 +1,4 @@
-//===- DistributeReductions.cpp - Per-lane reductions
-//-----------------------===//
+//===- DistributeReductions.cpp - Per-lane reductions ---------------------===//
 //
 // Distribution patterns of reductions and of the rotation (uq.rotate):
 // trees over a lane's elements, then butterflies across lanes.
@@ -7,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Distributor.h"
+
+#include "uq/Codegen/Rotation.h"
 
 namespace uq::lanes::distribution {
 
@@ -123,7 +124,8 @@ LogicalResult Distributor::rotate(uq::RotateOp op, const Layout &l) {
     l.unflatten(f, bs, es);
     return std::make_pair(bs[last], es[last]);
   };
-  for (int64_t span = 1; span < len; span *= 2) {
+  // The pairs' arithmetic and the normalisation: uq/Codegen/Rotation.h.
+  for (int64_t span : rotation::stageSpans(len)) {
     SmallVector<Value> next(n);
     if (span < d.elems) {
       // Partner in the lane's own run.
@@ -133,8 +135,8 @@ LogicalResult Distributor::rotate(uq::RotateOp op, const Layout &l) {
         pe[last] = e ^ span;
         Value p = xs[l.flatIndex(pb, pe)];
         bool upper = e & span;
-        next[f] = upper ? arith::SubFOp::create(b, loc, p, xs[f]).getResult()
-                        : arith::AddFOp::create(b, loc, xs[f], p).getResult();
+        next[f] = upper ? rotation::upperOfPair(b, loc, xs[f], p)
+                        : rotation::lowerOfPair(b, loc, xs[f], p);
       }
     } else if (span < d.elems * d.threads) {
       // Partner in lane ^ (laneStride * span / elems).
@@ -144,9 +146,7 @@ LogicalResult Distributor::rotate(uq::RotateOp op, const Layout &l) {
           arith::AndIOp::create(b, loc, laneCoord(d), idx(bit)), idx(0));
       for (int64_t f = 0; f < n; ++f) {
         Value p = shuffleXor(xs[f], bit * d.laneStride);
-        Value sum = arith::AddFOp::create(b, loc, xs[f], p);
-        Value diff = arith::SubFOp::create(b, loc, p, xs[f]);
-        next[f] = arith::SelectOp::create(b, loc, upper, diff, sum);
+        next[f] = rotation::eitherOfPair(b, loc, xs[f], p, upper);
       }
     } else {
       // Partner in another batch of the lane.
@@ -158,14 +158,13 @@ LogicalResult Distributor::rotate(uq::RotateOp op, const Layout &l) {
         pb[last] = bb ^ bbit;
         Value p = xs[l.flatIndex(pb, pe)];
         bool upper = bb & bbit;
-        next[f] = upper ? arith::SubFOp::create(b, loc, p, xs[f]).getResult()
-                        : arith::AddFOp::create(b, loc, xs[f], p).getResult();
+        next[f] = upper ? rotation::upperOfPair(b, loc, xs[f], p)
+                        : rotation::lowerOfPair(b, loc, xs[f], p);
       }
     }
     xs = next;
   }
-  FloatAttr norm = b.getFloatAttr(elem, 1.0 / std::sqrt(double(len)));
-  Value c = arith::ConstantOp::create(b, loc, norm);
+  Value c = rotation::normalisation(b, loc, elem, len);
   for (Value &x : xs)
     x = arith::MulFOp::create(b, loc, x, c);
   map.map(op->getResult(0), fromElements(elem, xs));

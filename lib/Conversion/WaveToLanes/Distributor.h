@@ -218,6 +218,29 @@ private:
   LogicalResult scaledExt(uq::ScaledExtOp op, const Layout &l);
   LogicalResult rotate(uq::RotateOp op, const Layout &l);
   LogicalResult toLayout(uq::ToLayoutOp op, const Layout &l);
+  /// A tile of a layout conversion staged in LDS.
+  struct LdsStaging {
+    Value buf;
+    /// The dimension whose runs are contiguous (1: row-major).
+    int64_t inner = 1;
+    /// The tile's rows, and the elements from one row to the next when
+    /// row-major (padded for the transposing reads).
+    int64_t rows = 0, rowStride = 0;
+    /// This wave's first element with several waves, else null.
+    Value waveBase;
+  };
+  /// Layout decision "transposing reads" for converting \p src to \p dst
+  /// (a 2-D tile of \p elem).
+  bool useTransposingReads(const Layout &src, const Layout &dst, Type elem);
+  /// The element index of (\p r, \p c) in \p st's buffer.
+  Value ldsIndex(const LdsStaging &st, Value r, Value c);
+  /// Stores the lane's vector \p vec in layout \p l into \p st's buffer
+  /// (\p write, returns null), or loads the lane's vector in layout \p l
+  /// from it: one access per run along st.inner.
+  Value ldsRuns(const LdsStaging &st, const Layout &l, Value vec, bool write);
+  /// The lane's vector in \p dst (the B operand of a 16x16x32 MFMA) read
+  /// with ds_read_b64_tr_b16 from \p st's row-major buffer.
+  Value transposingRead(const LdsStaging &st, const Layout &dst);
   LogicalResult forLoop(scf::ForOp op);
   LogicalResult ifOp(scf::IfOp op);
 

@@ -120,7 +120,8 @@ def np_fp8_e4m3(x: np.ndarray, overflow: str = "nan") -> np.ndarray:
     else:
         r = np.where(over, 448.0, r)
     r = np.where(np.isnan(x), np.nan, r)
-    return (np.sign(x) * r).astype(np.float32)
+    # The sign from the sign bit, as the library: -0 stays -0.
+    return np.copysign(r, x).astype(np.float32)
 
 
 # -- the functions uq.quality calls -------------------------------------------
@@ -195,7 +196,7 @@ def fp8_e4m3_bytes(x: np.ndarray) -> np.ndarray:
     pos = lut[:127]
     y = np_fp8_e4m3(np.abs(x), "saturate")
     b = np.searchsorted(pos, y).astype(np.uint8)
-    return np.where(x < 0, b | 0x80, b).astype(np.uint8)
+    return np.where(np.signbit(x), b | 0x80, b).astype(np.uint8)
 
 
 def fp8_e4m3_from_bytes(b: np.ndarray) -> np.ndarray:

@@ -45,8 +45,8 @@ def default_table_path() -> str:
 
 
 def _split_formats(s: str) -> List[str]:
-    from ..quality.__main__ import _split
-    return [x.strip() for x in _split(s) if x.strip()]
+    from ..quality.formats import split_specs
+    return [x.strip() for x in split_specs(s) if x.strip()]
 
 
 class _Parser(argparse.ArgumentParser):
