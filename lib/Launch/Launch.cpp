@@ -310,6 +310,10 @@ Expected<const OpInfo *> Program::findOp(StringRef name) const {
   return found;
 }
 
+// One long function on purpose: it is the runtime's checklist (steps 1 to 5
+// of docs/runtime.md, in that order), each step a few lines that read and
+// extend the same `sizes` map; split, the steps would pass that map and the
+// op's buffers through every call.
 Expected<std::map<std::string, int64_t>>
 Program::plan(StringRef opName, const Operands &operands,
               const RunOptions &options) const {
