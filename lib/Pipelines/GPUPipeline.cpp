@@ -90,6 +90,7 @@ void uq::buildWavePipeline(OpPassManager &pm,
   opts.partitionSize = options.partitionSize;
   opts.prefillWaves = options.prefillWaves;
   opts.prefillRows = options.prefillRows;
+  opts.prefillSharedV = options.prefillSharedV;
   opts.maxPartitionTokens = options.maxPartitionTokens;
   opts.minPartitionTokens = options.minPartitionTokens;
   opts.decodeWorkgroups = options.decodeWorkgroups;
@@ -167,6 +168,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("MFMA rows per wave of the paged-attention prefill "
                      "kernel (16 or 32)"),
       llvm::cl::init(16)};
+  Option<bool> prefillSharedV{
+      *this, "prefill-shared-v",
+      llvm::cl::desc("Paged-attention prefill with FP4 values: convert each "
+                     "value tile once per workgroup into LDS (false: in "
+                     "every wave)"),
+      llvm::cl::init(true)};
   Option<int64_t> maxPartitionTokens{
       *this, "max-partition-tokens",
       llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "
@@ -188,6 +195,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
     o.partitionSize = partitionSize;
     o.prefillWaves = prefillWaves;
     o.prefillRows = prefillRows;
+    o.prefillSharedV = prefillSharedV;
     o.maxPartitionTokens = maxPartitionTokens;
     o.minPartitionTokens = minPartitionTokens;
     o.decodeWorkgroups = decodeWorkgroups;

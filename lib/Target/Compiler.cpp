@@ -470,6 +470,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   gpuOptions.partitionSize = options.partitionSize;
   gpuOptions.prefillWaves = options.prefillWaves;
   gpuOptions.prefillRows = options.prefillRows;
+  gpuOptions.prefillSharedV = options.prefillSharedV;
   gpuOptions.maxPartitionTokens = options.maxPartitionTokens;
   gpuOptions.minPartitionTokens = options.minPartitionTokens;
   gpuOptions.decodeWorkgroups = options.decodeWorkgroups;

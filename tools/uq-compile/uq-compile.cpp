@@ -79,6 +79,12 @@ static cl::opt<int64_t> prefillRows(
              "or 32: one or two 16-row tiles sharing every key and value "
              "operand)"),
     cl::init(16), cl::cat(category));
+static cl::opt<bool> prefillSharedV(
+    "prefill-shared-v",
+    cl::desc("uq.paged_attention's prefill kernel with FP4 values and "
+             "several waves: convert each value tile to bf16 once per "
+             "workgroup into LDS (default); =false: in every wave"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
@@ -117,6 +123,7 @@ int main(int argc, char **argv) {
   options.wavesPerSimd = wavesPerSimd;
   options.prefillWaves = prefillWaves;
   options.prefillRows = prefillRows;
+  options.prefillSharedV = prefillSharedV;
   options.maxPartitionTokens = maxPartitionTokens;
   options.minPartitionTokens = minPartitionTokens;
   options.decodeWorkgroups = decodeWorkgroups;

@@ -452,6 +452,7 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
   cfg.partitionSize = partition;
   cfg.prefillWaves = prefillWaves;
   cfg.prefillRows = prefillRows;
+  cfg.prefillSharedV = prefillSharedV;
   if (isa<PagedAttentionOp>(op) && prefillRows != 16 && prefillRows != 32)
     return op->emitOpError()
            << "prefill-rows " << prefillRows.getValue()
