@@ -171,9 +171,9 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
   Option<bool> prefillSharedV{
       *this, "prefill-shared-v",
       llvm::cl::desc("Paged-attention prefill with FP4 values: convert each "
-                     "value tile once per workgroup into LDS (false: in "
-                     "every wave)"),
-      llvm::cl::init(true)};
+                     "value tile once per workgroup into LDS (default "
+                     "false: in every wave)"),
+      llvm::cl::init(false)};
   Option<int64_t> maxPartitionTokens{
       *this, "max-partition-tokens",
       llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "

@@ -83,8 +83,8 @@ static cl::opt<bool> prefillSharedV(
     "prefill-shared-v",
     cl::desc("uq.paged_attention's prefill kernel with FP4 values and "
              "several waves: convert each value tile to bf16 once per "
-             "workgroup into LDS (default); =false: in every wave"),
-    cl::init(true), cl::cat(category));
+             "workgroup into LDS (default off: in every wave)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "

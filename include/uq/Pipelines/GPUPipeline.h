@@ -26,8 +26,8 @@ struct GPUPipelineOptions {
   /// MFMA rows per wave of the paged-attention prefill kernel.
   int64_t prefillRows = 16;
   /// The prefill kernel converts FP4 value tiles once per workgroup into
-  /// LDS (false: in every wave).
-  bool prefillSharedV = true;
+  /// LDS (false, the default: in every wave).
+  bool prefillSharedV = false;
   /// uq.decode_attention's partition rule (DecodePartitions.h).
   int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;

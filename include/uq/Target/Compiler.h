@@ -73,8 +73,8 @@ struct CompileOptions {
   /// MFMA rows per wave of the paged-attention prefill kernel (16 or 32).
   int64_t prefillRows = 16;
   /// The prefill kernel converts FP4 value tiles once per workgroup into
-  /// LDS (false: in every wave; the same results).
-  bool prefillSharedV = true;
+  /// LDS (false, the default: in every wave; the same results).
+  bool prefillSharedV = false;
   /// uq.decode_attention's partition rule (uq/Conversion/DecodePartitions.h,
   /// docs/uq-compile.md): the most and the fewest tokens per partition and
   /// the partial workgroups a launch aims at.

@@ -104,8 +104,9 @@ struct AttentionConfig {
   /// Paged attention: with W > 1 waves and FP4 values, the waves convert
   /// each value tile to bf16 once per workgroup (each its share of the
   /// tokens) into LDS, and every wave's PV product reads the bf16 tile
-  /// from there; false: every wave converts the whole tile itself.
-  bool prefillSharedV = true;
+  /// from there; false (the default: faster on the timing model,
+  /// docs/performance.md "Prefill"): every wave converts the whole tile.
+  bool prefillSharedV = false;
 
   int64_t group() const { return numQHeads / numKVHeads; }
   /// Element type of the prepared query the partial kernel reads: FP8 codes

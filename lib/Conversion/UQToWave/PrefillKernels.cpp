@@ -37,9 +37,10 @@
 // every row of the result is written. Each workgroup finds its sequence by
 // a scan over query_start_loc.
 //
-// Not done (docs/gpu-kernels.md, "Paged attention"): the FP4 V tile is
-// converted to bf16 by every wave (not once per workgroup through LDS), and
-// 16x16 MFMAs only (no 32x32x64 MFMA).
+// With cfg.prefillSharedV (off by default) the FP4 V tile is converted to
+// bf16 once per workgroup, each wave its share of the tokens, into a bf16
+// LDS tile that every wave's PV reads (FormatOps::sharedV); by default
+// every wave converts the whole tile. 16x16 MFMAs only (no 32x32x64 MFMA).
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,6 @@
-// RUN: uq-opt %s --convert-uq-to-wave | FileCheck %s
+// RUN: uq-opt %s --convert-uq-to-wave=prefill-shared-v=true | FileCheck %s
+// RUN: uq-opt %s --convert-uq-to-wave | FileCheck %s --check-prefix=OLD
 // RUN: uq-opt %s --convert-uq-to-wave=prefill-waves=2 | FileCheck %s --check-prefix=W2
-// RUN: uq-opt %s --convert-uq-to-wave=prefill-shared-v=false | FileCheck %s --check-prefix=OLD
 // RUN: not uq-opt %s --convert-uq-to-wave=prefill-waves=3 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: not uq-opt %s --convert-uq-to-wave=prefill-waves=16 2>&1 | FileCheck %s --check-prefix=ERR16
 
@@ -21,8 +21,9 @@
 // CHECK: gpu.launch_func @uq_kernels::@paged_0_prefill blocks in (%[[TILES]], %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
 // Two LDS copies of a tile's keys (uq4, D = 128: K codes 32 x (64 + 16
 // pad), K scales 32 x 4 bytes = 2688, twice) and two of its values
-// converted to bf16 once per workgroup (prefill-shared-v, default: 32 rows
-// of 128 + 8 pad bf16 = 4352 elements, twice): the first tile is copied
+// converted to bf16 once per workgroup (32 rows
+// of 128 + 8 pad bf16 = 4352 elements, twice; option prefill-shared-v,
+// off by default): the first tile is copied
 // before the loop, each wave converting its share of the values (tokens
 // [8 w, 8 w + 8): an 8 x 64 byte code tile and its scales) into the bf16
 // tile; in the loop, the loads of the next tile are issued first, the
@@ -58,7 +59,7 @@
 // CHECK: uq.store_rows %{{.*}}, %[[V]]
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
-// Without the shared value tile (prefill-shared-v=false) the copy holds
+// Without the shared value tile (the default) the copy holds
 // the value codes and scales too (5376 bytes per tile) and every wave
 // converts the whole [32 x 128] value tile.
 // OLD: gpu.func @paged_0_prefill({{.*}} workgroup(%[[LDS:arg[0-9]+]] : memref<10752xi8, #gpu.address_space<workgroup>>) kernel

@@ -1,9 +1,10 @@
-// RUN: uq-opt %s --uq-gpu-kernels | FileCheck %s
+// RUN: uq-opt %s --uq-gpu-kernels='prefill-shared-v=true' | FileCheck %s
 // RUN: uq-opt %s --uq-gpu-kernels='prefill-waves=1' | FileCheck %s --check-prefix=ONE
-// RUN: uq-opt %s --uq-gpu-kernels='prefill-shared-v=false' | FileCheck %s --check-prefix=OLD
+// RUN: uq-opt %s --uq-gpu-kernels | FileCheck %s --check-prefix=OLD
 
 // Distribution of a kernel of 4 waves (the paged prefill kernel's default
-// workgroup, known_block_size 256): the lane is thread_id.x % 64, the wave
+// workgroup, known_block_size 256), with the shared value tile
+// (prefill-shared-v): the lane is thread_id.x % 64, the wave
 // index thread_id.x / 64 through v_readfirstlane, the kernel's own LDS
 // buffers stay one buffer each (the shared bf16 value tile, 2 x 32 rows of
 // 128 + 8; the copies of the key slots, 2 x 2688 bytes), and the P layout
@@ -27,7 +28,7 @@
 // ONE-SAME: known_block_size = array<i32: 64, 1, 1>, uq.distributed
 // ONE-NOT: rocdl.readfirstlane
 // ONE-LABEL: gpu.func @paged_0_merge
-// Without the shared value tile: the copies hold the value slots too, and
+// Without the shared value tile (the default): the copies hold the value slots too, and
 // every wave stages its converted V tile (32 rows of 128 + 8 bf16) for the
 // transposing reads.
 // OLD-LABEL: gpu.func @paged_0_prefill

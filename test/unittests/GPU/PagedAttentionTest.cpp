@@ -213,11 +213,8 @@ TEST(PagedAttentionGPU, KeyTilesReadOncePerWorkgroup) {
   // the 961..1024 keys it sees, 136 bytes each.
   EXPECT_GT(bytes[0], uint64_t(32) * 960 * 136);
   double ratio = double(bytes[1]) / double(bytes[0]);
-  // (Every lane's load counts in full: with the shared value tile the two
-  // lanes that convert the 32 values of one scale group each load its
-  // scale byte, 1 byte in 136 per token and wave more than a quarter.)
   EXPECT_GT(ratio, 0.2) << bytes[1] << " / " << bytes[0];
-  EXPECT_LT(ratio, 0.32) << bytes[1] << " / " << bytes[0];
+  EXPECT_LT(ratio, 0.3) << bytes[1] << " / " << bytes[0];
   // Per workgroup about the same bytes: a 4-wave workgroup reads each tile
   // once (its extra queries and outputs are small).
   double perGroup = (double(bytes[1]) / double(groups[1])) /
