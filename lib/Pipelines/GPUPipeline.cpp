@@ -96,6 +96,7 @@ void uq::buildWavePipeline(OpPassManager &pm,
   opts.prefillWaves = options.prefillWaves;
   opts.prefillRows = options.prefillRows;
   opts.mergeChunk = options.mergeChunk;
+  opts.prefillSharedV = options.prefillSharedV;
   opts.maxPartitionTokens = options.maxPartitionTokens;
   opts.minPartitionTokens = options.minPartitionTokens;
   opts.decodeWorkgroups = options.decodeWorkgroups;
@@ -182,6 +183,12 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Partitions per step of the decode merge kernel's loop "
                      "(8, 16, 32 or 64)"),
       llvm::cl::init(32)};
+  Option<bool> prefillSharedV{
+      *this, "prefill-shared-v",
+      llvm::cl::desc("Paged-attention prefill with FP4 values: convert each "
+                     "value tile once per workgroup into LDS (default "
+                     "false: in every wave)"),
+      llvm::cl::init(false)};
   Option<int64_t> maxPartitionTokens{
       *this, "max-partition-tokens",
       llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "
@@ -204,6 +211,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
     o.prefillWaves = prefillWaves;
     o.prefillRows = prefillRows;
     o.mergeChunk = mergeChunk;
+    o.prefillSharedV = prefillSharedV;
     o.maxPartitionTokens = maxPartitionTokens;
     o.minPartitionTokens = minPartitionTokens;
     o.decodeWorkgroups = decodeWorkgroups;

@@ -475,6 +475,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   gpuOptions.prefillWaves = options.prefillWaves;
   gpuOptions.prefillRows = options.prefillRows;
   gpuOptions.mergeChunk = options.mergeChunk == 0 ? 32 : options.mergeChunk;
+  gpuOptions.prefillSharedV = options.prefillSharedV;
   gpuOptions.maxPartitionTokens = options.maxPartitionTokens;
   gpuOptions.minPartitionTokens = options.minPartitionTokens;
   gpuOptions.decodeWorkgroups = options.decodeWorkgroups;

@@ -84,6 +84,12 @@ static cl::opt<int64_t> mergeChunk(
     cl::desc("Partitions the decode merge kernel reads per step of its loop "
              "(8, 16, 32 or 64; 0: 32, or 16 where 32 would need scratch)"),
     cl::init(0), cl::cat(category));
+static cl::opt<bool> prefillSharedV(
+    "prefill-shared-v",
+    cl::desc("uq.paged_attention's prefill kernel with FP4 values and "
+             "several waves: convert each value tile to bf16 once per "
+             "workgroup into LDS (default off: in every wave)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
@@ -127,6 +133,7 @@ int main(int argc, char **argv) {
     return error("--merge-chunk must be 0 (automatic), 8, 16, 32 or 64, got " +
                  llvm::Twine(mergeChunk.getValue()));
   options.mergeChunk = mergeChunk;
+  options.prefillSharedV = prefillSharedV;
   options.maxPartitionTokens = maxPartitionTokens;
   options.minPartitionTokens = minPartitionTokens;
   options.decodeWorkgroups = decodeWorkgroups;

@@ -27,6 +27,9 @@ struct GPUPipelineOptions {
   int64_t prefillRows = 16;
   /// Partitions per step of the decode merge kernel's loop.
   int64_t mergeChunk = 32;
+  /// The prefill kernel converts FP4 value tiles once per workgroup into
+  /// LDS (false, the default: in every wave).
+  bool prefillSharedV = false;
   /// uq.decode_attention's partition rule (DecodePartitions.h).
   int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;

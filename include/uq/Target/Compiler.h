@@ -76,6 +76,9 @@ struct CompileOptions {
   /// 64). 0: 32, and 16 for a merge kernel that would need scratch at 32
   /// (the whole input is compiled again; docs/uq-compile.md).
   int64_t mergeChunk = 0;
+  /// The prefill kernel converts FP4 value tiles once per workgroup into
+  /// LDS (false, the default: in every wave; the same results).
+  bool prefillSharedV = false;
   /// uq.decode_attention's partition rule (uq/Conversion/DecodePartitions.h,
   /// docs/uq-compile.md): the most and the fewest tokens per partition and
   /// the partial workgroups a launch aims at.

@@ -129,6 +129,19 @@ struct FormatOps {
   /// Query rows of the tiles (MFMA rows: a multiple of 16; the prefill
   /// kernel's rows per wave, decode's 16).
   int64_t rows = kRows;
+  /// The prefill kernel's shared value tile (option prefill-shared-v,
+  /// FP4 values): a workgroup buffer of bf16 in which the waves store the
+  /// converted values of each key tile ([t x sharedVPitch()] elements per
+  /// copy, from element sharedVBase), which accumulatePV reads; the LDS
+  /// copy of the slot bytes then holds the keys only. Null: the values come
+  /// from the slot bytes and every wave converts them.
+  Value sharedV = {};
+  Value sharedVBase = {};
+
+  /// Elements between rows of the shared value tile: D plus 16 bytes, the
+  /// transposing reads' row padding (at most 2-way bank conflicts; Distribute
+  /// option transpose-row-pad).
+  int64_t sharedVPitch() const { return d + 8; }
 
   /// One run of bytes of a slot that the products read: at \p slotOffset
   /// in the slot, \p width bytes of data loaded as \p cols bytes per token
@@ -137,8 +150,25 @@ struct FormatOps {
   struct Region {
     int64_t slotOffset, cols, width, ldsOffset = 0, pitch = 0;
   };
-  /// The regions of a slot, keys first (codes, scales), then values.
+  /// The regions of a slot, keys first (codes, scales), then values (not
+  /// with a shared value tile: the LDS copy holds the keys only).
   SmallVector<Region> tileRegions() const {
+    SmallVector<Region> rs = slotRegions(/*values=*/!sharedV);
+    int64_t at = 0;
+    for (Region &r : rs) {
+      // Rows of a multiple of 64 bytes are padded by 16: the 16 rows a
+      // 16-byte-per-lane read touches fall into different banks (64 banks
+      // of 4 bytes; gfx950-notes.md), not into the same 4 banks every
+      // 256 / cols rows.
+      r.pitch = r.cols % 64 == 0 ? r.cols + 16 : r.cols;
+      r.ldsOffset = at;
+      at += t * r.pitch;
+    }
+    return rs;
+  }
+  /// The slot's regions (offsets in the slot only), the values' with
+  /// \p values.
+  SmallVector<Region> slotRegions(bool values) const {
     SmallVector<Region> rs;
     int64_t kp = paddedK(d);
     switch (cfg.kFormat.getElement()) {
@@ -154,6 +184,8 @@ struct FormatOps {
       rs.push_back({0, kp, d});
       break;
     }
+    if (!values)
+      return rs;
     int64_t codeOff = cfg.layout.getValueCodeOffset(d, cfg.kFormat);
     switch (cfg.vFormat.getElement()) {
     case ElementCode::fp4_e2m1:
@@ -169,17 +201,50 @@ struct FormatOps {
       rs.push_back({codeOff, 2 * d, 2 * d});
       break;
     }
-    int64_t at = 0;
-    for (Region &r : rs) {
-      // Rows of a multiple of 64 bytes are padded by 16: the 16 rows a
-      // 16-byte-per-lane read touches fall into different banks (64 banks
-      // of 4 bytes; gfx950-notes.md), not into the same 4 banks every
-      // 256 / cols rows.
-      r.pitch = r.cols % 64 == 0 ? r.cols + 16 : r.cols;
-      r.ldsOffset = at;
-      at += t * r.pitch;
-    }
     return rs;
+  }
+  /// Rows of the shared value tile: [n] element offsets from \p first, one
+  /// pitch apart.
+  Value sharedVRows(Value first, int64_t n) {
+    return w.add(w.splat(first, {n}),
+                 w.mul(w.step(n), w.splat(w.idx(sharedVPitch()), {n})));
+  }
+  /// The FP4 value codes [n x D/2] and scale bytes [n x D/32] of the \p n
+  /// tokens at the slots' byte offsets \p slots (rows off \p valid read
+  /// zeros: code 0 is 0.0 whatever its scale), from the cache: a wave's
+  /// share of a key tile for the shared value tile, each row over
+  /// 64 / n lanes (at most 16 bytes each, inside one scale group).
+  SmallVector<Value> loadValueShare(Value slots, Value valid, int64_t n) {
+    SmallVector<Region> all = slotRegions(/*values=*/true);
+    SmallVector<Value> out;
+    for (size_t i = all.size() - 2; i < all.size(); ++i) {
+      const Region &r = all[i];
+      Value at = w.add(slots, w.splat(w.idx(r.slotOffset), {n}));
+      Value bytes = uq::LoadRowsOp::create(
+          w.b, w.loc, w.vec({n, r.cols}, w.b.getI8Type()), cache, at, valid,
+          nullptr);
+      int64_t lanes = std::max<int64_t>(gfx950::kWaveLanes / n, r.cols / 16);
+      stage_attrs::lanesPerRow.set(
+          bytes.getDefiningOp(),
+          w.b.getI64IntegerAttr(std::min<int64_t>(lanes, r.cols)));
+      out.push_back(bytes);
+    }
+    return out;
+  }
+  /// Converts loadValueShare's rows to bf16 (exact: an FP4 value times a
+  /// power of two, or an E4M3 scale) and stores them into the shared value
+  /// tile at the element offsets \p rowsAt ([n]). A gpu.barrier must
+  /// follow before any wave reads them.
+  void storeValueShare(ArrayRef<Value> share, Value rowsAt, int64_t n) {
+    Value codes = w.bitcast(share[0], w.b.getType<Float4E2M1FNType>());
+    Value scales =
+        cfg.vFormat.getScale() == ScaleEncoding::e4m3
+            ? w.bitcast(share[1], w.b.getType<Float8E4M3FNType>())
+            : w.bitcast(share[1], w.b.getType<Float8E8M0FNUType>());
+    Value v = uq::ScaledExtOp::create(
+        w.b, w.loc, w.vec({n, d}, w.b.getBF16Type()), codes, scales);
+    uq::StoreRowsOp::create(w.b, w.loc, v, sharedV, rowsAt,
+                            w.constSplat(w.b.getBoolAttr(true), {n}));
   }
   /// Bytes of the LDS copy of one key tile.
   int64_t ldsTileBytes() const {
@@ -293,6 +358,19 @@ struct FormatOps {
     unsigned v0 = cfg.kFormat.getElement() == ElementCode::fp4_e2m1 ? 2 : 1;
     switch (vf.getElement()) {
     case ElementCode::fp4_e2m1: {
+      Value pb = arith::TruncFOp::create(
+          w.b, w.loc, w.vec({rows, t}, w.b.getBF16Type()), p);
+      if (sharedV) {
+        // The workgroup's converted tile, every row (the rows of invalid
+        // tokens hold zeros): read in the B-operand layout by transposing
+        // reads (uq-assign-lane-layouts, "transposing reads from a shared
+        // tile").
+        Value v = uq::LoadRowsOp::create(
+            w.b, w.loc, w.vec({t, d}, w.b.getBF16Type()), sharedV,
+            sharedVRows(sharedVBase, t),
+            w.constSplat(w.b.getBoolAttr(true), {t}), nullptr);
+        return contract(w, pb, v, acc, /*rhsTransposed=*/false);
+      }
       Value bytes = readRegion(v0, slots, valid);
       Value codes = w.bitcast(bytes, w.b.getType<Float4E2M1FNType>());
       Value sBytes = readRegion(v0 + 1, slots, valid);
@@ -304,8 +382,6 @@ struct FormatOps {
               : w.bitcast(sBytes, w.b.getType<Float8E8M0FNUType>());
       Value v = uq::ScaledExtOp::create(
           w.b, w.loc, w.vec({t, d}, w.b.getBF16Type()), codes, scales);
-      Value pb = arith::TruncFOp::create(
-          w.b, w.loc, w.vec({rows, t}, w.b.getBF16Type()), p);
       return contract(w, pb, v, acc, /*rhsTransposed=*/false);
     }
     case ElementCode::fp8_e4m3: {

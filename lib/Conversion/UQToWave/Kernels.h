@@ -101,6 +101,12 @@ struct AttentionConfig {
   /// Paged attention: MFMA rows per prefill wave (16 or 32: one or two
   /// 16-row tiles sharing every K and V operand of the wave).
   int64_t prefillRows = 16;
+  /// Paged attention: with W > 1 waves and FP4 values, the waves convert
+  /// each value tile to bf16 once per workgroup (each its share of the
+  /// tokens) into LDS, and every wave's PV product reads the bf16 tile
+  /// from there; false (the default: faster on the timing model,
+  /// docs/performance.md "Prefill"): every wave converts the whole tile.
+  bool prefillSharedV = false;
 
   int64_t group() const { return numQHeads / numKVHeads; }
   /// Element type of the prepared query the partial kernel reads: FP8 codes

@@ -37,9 +37,10 @@
 // every row of the result is written. Each workgroup finds its sequence by
 // a scan over query_start_loc.
 //
-// Not done (docs/gpu-kernels.md, "Paged attention"): the FP4 V tile is
-// converted to bf16 by every wave (not once per workgroup through LDS), and
-// 16x16 MFMAs only (no 32x32x64 MFMA).
+// With cfg.prefillSharedV (off by default) the FP4 V tile is converted to
+// bf16 once per workgroup, each wave its share of the tokens, into a bf16
+// LDS tile that every wave's PV reads (FormatOps::sharedV); by default
+// every wave converts the whole tile. 16x16 MFMAs only (no 32x32x64 MFMA).
 //
 //===----------------------------------------------------------------------===//
 
@@ -123,6 +124,11 @@ void describePrefillKernel(const AttentionConfig &cfg, KernelSpec &spec) {
                  {"waves_per_workgroup", waves},
                  {"rows_per_wave", rpw},
                  {"tokens_per_wave", tpw},
+                 {"shared_values",
+                  waves > 1 && cfg.prefillSharedV &&
+                          cfg.vFormat.getElement() == ElementCode::fp4_e2m1
+                      ? 1
+                      : 0},
                  {"window", cfg.window}};
   spec.gridRule =
       "(num_query_tiles, num_kv_heads, num_partitions); num_query_tiles >= "
@@ -385,6 +391,18 @@ void PrefillSteps::keyLoop() {
   // Two copies (double buffering): while the waves compute on tile i from
   // one, their loads of tile i + 1 are in flight and land in the other.
   const int64_t share = t / waves;
+  // The shared value tile (prefill-shared-v): FP4 values converted to bf16
+  // once per workgroup, each wave its share of the tile's tokens, into two
+  // copies of [t x pitch] bf16 next to the key copies.
+  const bool sharedV = waves > 1 && cfg.prefillSharedV &&
+                       cfg.vFormat.getElement() == ElementCode::fp4_e2m1;
+  const int64_t vTileElems = t * fmt.sharedVPitch();
+  if (sharedV)
+    fmt.sharedV = f.addWorkgroupAttribution(
+        MemRefType::get({2 * vTileElems}, b.getBF16Type(), AffineMap(),
+                        gpu::AddressSpaceAttr::get(
+                            b.getContext(), gpu::AddressSpace::Workgroup)),
+        loc);
   const int64_t tileBytes = fmt.ldsTileBytes();
   Value shareLo, shareHi;
   if (waves > 1) {
@@ -437,6 +455,35 @@ void PrefillSteps::keyLoop() {
         valid, lw.andi(lw.cmp(CmpIPredicate::uge, at, lw.splat(shareLo, {t})),
                        lw.cmp(CmpIPredicate::ult, at, lw.splat(shareHi, {t}))));
   };
+  // The value codes and scales of this wave's share of the tile at t0
+  // ([share] rows, tokens t0 + shareLo ..; tokens that are not keys of the
+  // partition read zeros). The block table is read for the share of the
+  // tile \p t0Slots (t0, or the current tile for a next tile past the
+  // end; it starts before the end), or for that tile's first tokens when
+  // the share starts at or past the end (its rows are then all masked):
+  // the table reads stay inside the sequence's row.
+  auto loadShareV = [&](WaveBuilder &lw, Value t0, Value t0Slots) {
+    Value tokS = lw.stepFrom(lw.add(t0, shareLo), share);
+    Value validS =
+        lw.andi(lw.cmp(CmpIPredicate::ult, tokS, lw.splat(end, {share})),
+                lw.cmp(CmpIPredicate::uge, tokS, lw.splat(start, {share})));
+    Value s0 = lw.add(t0Slots, shareLo);
+    s0 = lw.select(lw.cmp(CmpIPredicate::ult, s0, end), s0, t0Slots);
+    Value slotsS = tileSlots(lw, tables, tableRow, s0, end, bs, share, tokS,
+                             validS, maxBlock32, kvh, hkv, sb,
+                             isHeadMajor(cfg.layout));
+    return fmt.loadValueShare(slotsS, validS, share);
+  };
+  // ... converted and stored into the copy of the shared value tile at
+  // element \p vBase.
+  auto storeShareV = [&](ArrayRef<Value> shareV, Value vBase) {
+    fmt.storeValueShare(
+        shareV,
+        fmt.sharedVRows(fmt.w.add(vBase, fmt.w.mul(shareLo,
+                                                   fmt.w.idx(fmt.sharedVPitch()))),
+                        share),
+        share);
+  };
   if (fmt.lds) {
     // The first tile into copy 0 (when the loop runs at all: the block
     // table is read only for tiles of the loop).
@@ -451,6 +498,8 @@ void PrefillSteps::keyLoop() {
       Value mine = mineOf(w, valid);
       fmt.storeTile(fmt.loadTile(slotsOf(w, loopStart, tok, valid), mine), c0,
                     mine);
+      if (sharedV)
+        storeShareV(loadShareV(w, loopStart, loopStart), c0);
     }
     gpu::BarrierOp::create(b, loc);
   }
@@ -463,8 +512,8 @@ void PrefillSteps::keyLoop() {
     // (A full tile's keys are all valid.)
     Value valid =
         masked ? validOf(lw, tok) : lw.constSplat(lb.getBoolAttr(true), {t});
-    Value slot, mineNext, nextBase;
-    SmallVector<Value> next;
+    Value slot, mineNext, nextBase, nextVBase;
+    SmallVector<Value> next, nextV;
     if (fmt.lds) {
       // Tile i sits in copy i % 2; issue the loads of tile i + 1 now
       // (a tile past the end loads nothing; its table reads are the
@@ -484,6 +533,13 @@ void PrefillSteps::keyLoop() {
       mineNext = mineOf(lw, validN);
       next = fmt.loadTile(slotsOf(lw, t0c, tokN, validN), mineNext);
       fmt.ldsBase = cur;
+      if (sharedV) {
+        // (Its table reads at t0c, its tokens and masks at t0n.)
+        nextV = loadShareV(lw, t0n, t0c);
+        fmt.sharedVBase = lw.mul(lw.remu(i, lw.idx(2)), lw.idx(vTileElems));
+        nextVBase = lw.mul(lw.remu(lw.add(i, lw.idx(1)), lw.idx(2)),
+                           lw.idx(vTileElems));
+      }
     } else {
       slot = slotsOf(lw, t0, tok, valid);
     }
@@ -545,6 +601,8 @@ void PrefillSteps::keyLoop() {
     // before every wave has read it.
     if (fmt.lds) {
       fmt.storeTile(next, nextBase, mineNext);
+      if (sharedV)
+        storeShareV(nextV, nextVBase);
       gpu::BarrierOp::create(lb, loc);
     }
     return SmallVector<Value>{mt, lsum, accNew};

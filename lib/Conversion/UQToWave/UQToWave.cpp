@@ -458,6 +458,7 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
     return op->emitOpError() << "merge-chunk " << mergeChunk.getValue()
                              << " is not supported (8, 16, 32 or 64 "
                                 "partitions per step of the merge loop)";
+  cfg.prefillSharedV = prefillSharedV;
   if (isa<PagedAttentionOp>(op) && prefillRows != 16 && prefillRows != 32)
     return op->emitOpError()
            << "prefill-rows " << prefillRows.getValue()

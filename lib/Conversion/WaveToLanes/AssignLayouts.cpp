@@ -412,6 +412,10 @@ bool Assignment::needsStaging(Value v, const Layout &l) {
   if (!def || fixed.contains(v))
     return false;
   if (auto load = dyn_cast<uq::LoadRowsOp>(def)) {
+    // A shared LDS tile read straight in the operand layout (Layout.h,
+    // transposeReadRows).
+    if (transposeReads && transposeReadRows(load, l))
+      return false;
     auto [bytes, pieces] = loadPieces(load, l);
     // Sub-byte pieces cannot be loaded; many small ones are slow.
     return bytes < 1.0 || (bytes < 4.0 && pieces > 4);

@@ -134,6 +134,42 @@ Value Distributor::rowAddress(Value off, Value col, int64_t c) {
 }
 
 LogicalResult Distributor::loadRows(uq::LoadRowsOp op, const Layout &l) {
+  // Layout decision "transposing reads from a shared tile" (Layout.h): the
+  // rows sit at base + r * pitch of an LDS buffer and every row is read, so
+  // each lane reads its 8 K values of the B operand as two
+  // ds_read_b64_tr_b16 per 16 columns, with toLayout's lane map: in each
+  // group g of 16 lanes, lane j reads [8 g + 4 h + j / 4][c0 + 4 (j % 4)
+  // ..] and lane i gets [8 g + 4 h + e][c0 + i], e = 0..3.
+  if (transposeReads)
+    if (std::optional<UniformRows> ur = transposeReadRows(op, l)) {
+      const DimLayout &dk = l.dim(0), &dn = l.dim(1);
+      Type elem = op.getResult().getType().getElementType();
+      VectorType quad = VectorType::get({4}, elem);
+      Value result = zeros(laneType(elem, l));
+      Value j = arith::RemUIOp::create(b, loc, lane, idx(16));
+      Value g = arith::DivUIOp::create(b, loc, lane, idx(16));
+      Value r = arith::AddIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, j, idx(4)),
+          arith::MulIOp::create(b, loc, g, idx(8)));
+      Value c = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, j, idx(4)), idx(4));
+      Value laneAt = rowAddress(
+          mapped(ur->base),
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, r, idx(ur->pitch)), c),
+          0);
+      Value base = mapped(op.getBase());
+      for (int64_t kb = 0; kb < dk.batch; ++kb)
+        for (int64_t nb = 0; nb < dn.batch; ++nb)
+          for (int64_t h = 0; h < 2; ++h) {
+            int64_t at = (kb * 32 + 4 * h) * ur->pitch + nb * 16;
+            Value x = amdgpu::TransposeLoadOp::create(
+                b, loc, quad, base, ValueRange{rowAddress(laneAt, idx(at), 0)});
+            result = insertSlice(x, result, l.flatIndex({kb, nb}, {4 * h, 0}));
+          }
+      map.map(op->getResult(0), result);
+      return success();
+    }
   const DimLayout &rd = l.dim(0), &cd = l.dim(1);
   int64_t width = op.getRowWidth();
   if (width % cd.elems != 0)

@@ -2,6 +2,12 @@
 
 #include "Layout.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -286,4 +292,50 @@ LogicalResult uq::lanes::checkChip(Operation *op, llvm::StringRef pass,
          << pass << ": chip '" << chip
          << "' is not supported (the lane layouts are gfx950's: its scaled "
             "MFMA v_mfma_scale_f32_16x16x128_f8f6f4)";
+}
+
+std::optional<UniformRows> uq::lanes::transposeReadRows(uq::LoadRowsOp op,
+                                                      const Layout &l) {
+  // The B operand of v_mfma_f32_16x16x32 as [K x N]: lane l holds
+  // K 8 (l / 16) .. + 7 of column l % 16 (mfma16x16x32B), what two
+  // ds_read_b64_tr_b16 per 16 columns fill (DistributeMemory.cpp).
+  if (l.rank() != 2)
+    return std::nullopt;
+  const DimLayout &dk = l.dim(0), &dn = l.dim(1);
+  if (dk.threads != 4 || dk.elems != 8 || dk.laneStride != 16 ||
+      dn.threads != 16 || dn.elems != 1 || dn.laneStride != 1)
+    return std::nullopt;
+  auto buf = dyn_cast<MemRefType>(op.getBase().getType());
+  Type elem = op.getResult().getType().getElementType();
+  if (!buf || !elem.isIntOrFloat() || elem.getIntOrFloatBitWidth() != 16 ||
+      op.getRowWidth() != op.getResult().getType().getDimSize(1))
+    return std::nullopt;
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(buf.getMemorySpace());
+  if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
+    return std::nullopt;
+  // Every row read.
+  SplatElementsAttr mask;
+  if (!matchPattern(op.getMask(), m_Constant(&mask)) ||
+      !mask.getSplatValue<bool>())
+    return std::nullopt;
+  auto add = op.getOffsets().getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    auto bc = add->getOperand(i).getDefiningOp<vector::BroadcastOp>();
+    auto mul = add->getOperand(1 - i).getDefiningOp<arith::MulIOp>();
+    if (!bc || !mul || isa<VectorType>(bc.getSourceType()))
+      continue;
+    for (int j = 0; j < 2; ++j) {
+      SplatElementsAttr pitch;
+      if (!mul->getOperand(j).getDefiningOp<vector::StepOp>() ||
+          !matchPattern(mul->getOperand(1 - j), m_Constant(&pitch)))
+        continue;
+      int64_t p = pitch.getSplatValue<APInt>().getSExtValue();
+      if (p <= 0 || p % 4 != 0)
+        return std::nullopt;
+      return UniformRows{bc.getSource(), p};
+    }
+  }
+  return std::nullopt;
 }

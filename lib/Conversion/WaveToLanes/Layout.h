@@ -118,6 +118,22 @@ Layout mfma16x16x32A(int64_t m, int64_t k);
 /// B[8 (l / 16) .. + 7][l % 16].
 Layout mfma16x16x32B(int64_t k, int64_t n, bool nk);
 
+/// Rows of a uq.load_rows that lie at a uniform pitch from one row base:
+/// offsets = broadcast(base) + step * pitch (either operand order).
+struct UniformRows {
+  mlir::Value base;
+  int64_t pitch;
+};
+/// Layout decision "transposing reads from a shared tile": a uq.load_rows
+/// from a workgroup (LDS) buffer of 16-bit elements with uniform rows
+/// (pitch a multiple of 4 elements, the base a multiple of 4 elements by
+/// the kernel's construction) and every row read (a constant all-true
+/// mask), demanded in \p l, the B-operand layout of a 16x16x32 MFMA as
+/// [K x N], is read straight from the buffer with ds_read_b64_tr_b16 (no
+/// staging copy); the rows of the load for such a load, none otherwise.
+std::optional<UniformRows> transposeReadRows(uq::LoadRowsOp op,
+                                             const Layout &l);
+
 /// The layout in which each lane of a [R x K] code tile in \p codes finds the
 /// E8M0 scales [R x K/32] of its own elements (runs of codes must not cross
 /// a 32-element group); none if \p codes cannot be served that way.

@@ -1,4 +1,5 @@
-// RUN: uq-opt %s --convert-uq-to-wave | FileCheck %s
+// RUN: uq-opt %s --convert-uq-to-wave=prefill-shared-v=true | FileCheck %s
+// RUN: uq-opt %s --convert-uq-to-wave | FileCheck %s --check-prefix=OLD
 // RUN: uq-opt %s --convert-uq-to-wave=prefill-waves=2 | FileCheck %s --check-prefix=W2
 // RUN: not uq-opt %s --convert-uq-to-wave=prefill-waves=3 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: not uq-opt %s --convert-uq-to-wave=prefill-waves=16 2>&1 | FileCheck %s --check-prefix=ERR16
@@ -18,13 +19,18 @@
 // CHECK: %[[TD:.*]] = arith.divui %{{.*}}, %[[C8]] : index
 // CHECK: %[[TILES:.*]] = arith.addi %[[TD]], %{{.*}} : index
 // CHECK: gpu.launch_func @uq_kernels::@paged_0_prefill blocks in (%[[TILES]], %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})
-// Two LDS copies of a tile (uq4, D = 128: K codes 32 x (64 + 16 pad),
-// K scales 32 x 4, V codes 32 x (64 + 16), V scales 32 x 4 bytes = 5376,
-// twice): the first tile is copied before the loop; in the loop, the
-// loads of the next tile are issued first, the products read the current
-// copy, then the next tile is stored into the other copy and one barrier
-// ends the iteration.
-// CHECK: gpu.func @paged_0_prefill({{.*}} workgroup(%[[LDS:arg[0-9]+]] : memref<10752xi8, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// Two LDS copies of a tile's keys (uq4, D = 128: K codes 32 x (64 + 16
+// pad), K scales 32 x 4 bytes = 2688, twice) and two of its values
+// converted to bf16 once per workgroup (32 rows
+// of 128 + 8 pad bf16 = 4352 elements, twice; option prefill-shared-v,
+// off by default): the first tile is copied
+// before the loop, each wave converting its share of the values (tokens
+// [8 w, 8 w + 8): an 8 x 64 byte code tile and its scales) into the bf16
+// tile; in the loop, the loads of the next tile are issued first, the
+// products read the current copies (V every row, in bf16), then the next
+// tile is stored into the other copies (the wave's share of V converted)
+// and one barrier ends the iteration.
+// CHECK: gpu.func @paged_0_prefill({{.*}} workgroup(%[[V:arg[0-9]+]] : memref<8704xbf16, #gpu.address_space<workgroup>>, %[[LDS:arg[0-9]+]] : memref<5376xi8, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // The wave's first token: tok0 + 2 w; its share of a key tile: tokens
 // [8 w, 8 w + 8).
 // CHECK: %[[WAVE:.*]] = gpu.subgroup_id : index
@@ -32,21 +38,38 @@
 // CHECK: arith.muli %[[WAVE]], %c8
 // CHECK: scf.if
 // CHECK: uq.load_rows %arg1[{{.*}} {uq.lanes_per_row = 4 : i64} : memref<?xi8>, vector<32xindex>, vector<32xi1> -> vector<32x64xi8>
-// CHECK: uq.store_rows %{{.*}}, %[[LDS]][{{.*}} : vector<32x64xi8>, memref<10752xi8, #gpu.address_space<workgroup>>
+// CHECK: uq.store_rows %{{.*}}, %[[LDS]][{{.*}} : vector<32x64xi8>, memref<5376xi8, #gpu.address_space<workgroup>>
 // CHECK: uq.store_rows %{{.*}}, %[[LDS]][{{.*}} : vector<32x4xi8>
-// CHECK: uq.store_rows %{{.*}}, %[[LDS]][{{.*}} : vector<32x64xi8>
-// CHECK: uq.store_rows %{{.*}}, %[[LDS]][{{.*}} : vector<32x4xi8>
+// CHECK: uq.load_rows %arg1[{{.*}} {uq.lanes_per_row = 8 : i64} : memref<?xi8>, vector<8xindex>, vector<8xi1> -> vector<8x64xi8>
+// CHECK: uq.load_rows %arg1[{{.*}} -> vector<8x4xi8>
+// CHECK: uq.scaled_ext {{.*}} -> vector<8x128xbf16>
+// CHECK: uq.store_rows %{{.*}}, %[[V]][{{.*}} : vector<8x128xbf16>
 // CHECK: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
 // CHECK: %[[NEXT:.*]] = uq.load_rows %arg1[{{.*}} -> vector<32x64xi8>
+// CHECK: %[[NEXTV:.*]] = uq.load_rows %arg1[{{.*}} -> vector<8x64xi8>
 // CHECK: uq.load_rows %[[LDS]][{{.*}} -> vector<32x64xi8>
 // CHECK: uq.scaled_mma
-// CHECK: uq.load_rows %[[LDS]][{{.*}} -> vector<32x64xi8>
-// CHECK: vector.contract
+// CHECK: uq.load_rows %[[V]][{{.*}} -> vector<32x128xbf16>
+// CHECK-NEXT: vector.contract
 // CHECK: uq.store_rows %[[NEXT]], %[[LDS]]
+// CHECK: vector.bitcast %[[NEXTV]]
+// CHECK: uq.scaled_ext
+// CHECK: uq.store_rows %{{.*}}, %[[V]]
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
+// Without the shared value tile (the default) the copy holds
+// the value codes and scales too (5376 bytes per tile) and every wave
+// converts the whole [32 x 128] value tile.
+// OLD: gpu.func @paged_0_prefill({{.*}} workgroup(%[[LDS:arg[0-9]+]] : memref<10752xi8, #gpu.address_space<workgroup>>) kernel
+// OLD: scf.for
+// OLD: uq.scaled_mma
+// OLD: uq.load_rows %[[LDS]][{{.*}} -> vector<32x64xi8>
+// OLD: uq.scaled_ext {{.*}} -> vector<32x128xbf16>
+// OLD: vector.contract
+// OLD: gpu.barrier
+// OLD-NEXT: scf.yield
 // W2: block = array<i64: 128, 1, 1>
 // W2-SAME: name = "paged_0_prefill"
 // W2-SAME: tokens_per_tile = 4 : i64, tokens_per_wave = 2 : i64, waves_per_workgroup = 2 : i64
