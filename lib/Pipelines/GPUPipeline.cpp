@@ -97,6 +97,7 @@ void uq::buildWavePipeline(OpPassManager &pm,
   opts.prefillRows = options.prefillRows;
   opts.mergeChunk = options.mergeChunk;
   opts.prefillSharedV = options.prefillSharedV;
+  opts.prefillMergeChunk = options.prefillMergeChunk;
   opts.maxPartitionTokens = options.maxPartitionTokens;
   opts.minPartitionTokens = options.minPartitionTokens;
   opts.decodeWorkgroups = options.decodeWorkgroups;
@@ -189,6 +190,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
                      "value tile once per workgroup into LDS (default "
                      "false: in every wave)"),
       llvm::cl::init(false)};
+  Option<int64_t> prefillMergeChunk{
+      *this, "prefill-merge-chunk",
+      llvm::cl::desc("Partitions per step of the paged-attention merge "
+                     "kernel's loop (8, 16, 32 or 64)"),
+      llvm::cl::init(8)};
   Option<int64_t> maxPartitionTokens{
       *this, "max-partition-tokens",
       llvm::cl::desc("uq.decode_attention's partition rule: the most tokens "
@@ -212,6 +218,7 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
     o.prefillRows = prefillRows;
     o.mergeChunk = mergeChunk;
     o.prefillSharedV = prefillSharedV;
+    o.prefillMergeChunk = prefillMergeChunk;
     o.maxPartitionTokens = maxPartitionTokens;
     o.minPartitionTokens = minPartitionTokens;
     o.decodeWorkgroups = decodeWorkgroups;

@@ -476,6 +476,7 @@ compileModule(ModuleOp module, const uq::CompileOptions &options,
   gpuOptions.prefillRows = options.prefillRows;
   gpuOptions.mergeChunk = options.mergeChunk == 0 ? 32 : options.mergeChunk;
   gpuOptions.prefillSharedV = options.prefillSharedV;
+  gpuOptions.prefillMergeChunk = options.prefillMergeChunk;
   gpuOptions.maxPartitionTokens = options.maxPartitionTokens;
   gpuOptions.minPartitionTokens = options.minPartitionTokens;
   gpuOptions.decodeWorkgroups = options.decodeWorkgroups;

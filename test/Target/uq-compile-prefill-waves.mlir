@@ -8,6 +8,17 @@
 // (--waves-per-simd 4); LLVM's warning about it is expected and dropped:
 // a successful compile prints nothing.
 // RUN: uq-compile %s -o %t.quiet.hsaco 2>&1 | count 0
+// The paged merge kernel's chunk (--prefill-merge-chunk, default 8; the
+// decode merge's --merge-chunk does not apply to it):
+// RUN: %python -c "import json; k = {x['name']: x for x in json.load(open('%t.hsaco.json'))['kernels']}; print('chunk', k['paged_0_merge']['params']['merge_chunk'])" | FileCheck %s --check-prefix=CHUNK8
+// RUN: uq-compile %s --prefill-merge-chunk=32 --merge-chunk=8 -o %t.32.hsaco
+// RUN: %python -c "import json; k = {x['name']: x for x in json.load(open('%t.32.hsaco.json'))['kernels']}; print('chunk', k['paged_0_merge']['params']['merge_chunk'])" | FileCheck %s --check-prefix=CHUNK32
+// RUN: not uq-compile %s --prefill-merge-chunk=5 -o %t.5.hsaco 2>&1 | FileCheck %s --check-prefix=CHUNKERR
+// RUN: not uq-opt %s --convert-uq-to-wave="prefill-merge-chunk=24" 2>&1 | FileCheck %s --check-prefix=CHUNKPASS
+// CHUNK8: chunk 8
+// CHUNK32: chunk 32
+// CHUNKERR: error: --prefill-merge-chunk must be 8, 16, 32 or 64, got 5
+// CHUNKPASS: error: 'uq.paged_attention' op prefill-merge-chunk 24 is not supported (8, 16, 32 or 64 partitions per step of the merge loop)
 
 // uq-compile --prefill-waves W (default 4): the paged prefill kernel's
 // workgroup is W waves, which the JSON gives as its `block` (the launch

@@ -90,6 +90,11 @@ static cl::opt<bool> prefillSharedV(
              "several waves: convert each value tile to bf16 once per "
              "workgroup into LDS (default off: in every wave)"),
     cl::init(false), cl::cat(category));
+static cl::opt<int64_t> prefillMergeChunk(
+    "prefill-merge-chunk",
+    cl::desc("Partitions uq.paged_attention's merge kernel reads per step of "
+             "its loop (8, 16, 32 or 64)"),
+    cl::init(8), cl::cat(category));
 static cl::opt<std::string> kernelsJson(
     "kernels-json",
     cl::desc("Where to write the kernel description (default: OUT.json "
@@ -134,6 +139,11 @@ int main(int argc, char **argv) {
                  llvm::Twine(mergeChunk.getValue()));
   options.mergeChunk = mergeChunk;
   options.prefillSharedV = prefillSharedV;
+  if (prefillMergeChunk != 8 && prefillMergeChunk != 16 &&
+      prefillMergeChunk != 32 && prefillMergeChunk != 64)
+    return error("--prefill-merge-chunk must be 8, 16, 32 or 64, got " +
+                 llvm::Twine(prefillMergeChunk.getValue()));
+  options.prefillMergeChunk = prefillMergeChunk;
   options.maxPartitionTokens = maxPartitionTokens;
   options.minPartitionTokens = minPartitionTokens;
   options.decodeWorkgroups = decodeWorkgroups;

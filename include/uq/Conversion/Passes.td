@@ -136,6 +136,11 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
     Option<"mergeChunk", "merge-chunk", "int64_t", /*default=*/"32",
            "Partitions the decode merge kernel reads per step of its loop "
            "(8, 16, 32 or 64; all of a step's loads are in flight at once)">,
+    Option<"prefillMergeChunk", "prefill-merge-chunk", "int64_t",
+           /*default=*/"8",
+           "Partitions per step of uq.paged_attention's merge kernel (8, "
+           "16, 32 or 64; its launches have few partitions and a workgroup "
+           "per query row and head)">,
     Option<"prefillRows", "prefill-rows", "int64_t", /*default=*/"16",
            "MFMA rows per wave of uq.paged_attention's prefill kernel (16 "
            "or 32: one or two 16-row tiles of query tokens x GQA heads "

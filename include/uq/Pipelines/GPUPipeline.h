@@ -30,6 +30,8 @@ struct GPUPipelineOptions {
   /// The prefill kernel converts FP4 value tiles once per workgroup into
   /// LDS (false, the default: in every wave).
   bool prefillSharedV = false;
+  /// Partitions per step of the paged-attention merge kernel's loop.
+  int64_t prefillMergeChunk = 8;
   /// uq.decode_attention's partition rule (DecodePartitions.h).
   int64_t maxPartitionTokens = 2048;
   int64_t minPartitionTokens = 64;

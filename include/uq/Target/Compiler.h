@@ -79,6 +79,10 @@ struct CompileOptions {
   /// The prefill kernel converts FP4 value tiles once per workgroup into
   /// LDS (false, the default: in every wave; the same results).
   bool prefillSharedV = false;
+  /// Partitions per step of the paged-attention (prefill) merge kernel's
+  /// loop (8, 16, 32 or 64): its launches have few partitions and one
+  /// workgroup per query row and head.
+  int64_t prefillMergeChunk = 8;
   /// uq.decode_attention's partition rule (uq/Conversion/DecodePartitions.h,
   /// docs/uq-compile.md): the most and the fewest tokens per partition and
   /// the partial workgroups a launch aims at.

@@ -452,12 +452,15 @@ ConvertUQToWavePass::attentionConfig(Operation *op, StringRef base,
   cfg.partitionSize = partition;
   cfg.prefillWaves = prefillWaves;
   cfg.prefillRows = prefillRows;
-  cfg.mergeChunk = mergeChunk;
-  if (mergeChunk != 8 && mergeChunk != 16 && mergeChunk != 32 &&
-      mergeChunk != 64)
-    return op->emitOpError() << "merge-chunk " << mergeChunk.getValue()
-                             << " is not supported (8, 16, 32 or 64 "
-                                "partitions per step of the merge loop)";
+  const bool paged = isa<PagedAttentionOp>(op);
+  cfg.mergeChunk = paged ? prefillMergeChunk : mergeChunk;
+  if (cfg.mergeChunk != 8 && cfg.mergeChunk != 16 && cfg.mergeChunk != 32 &&
+      cfg.mergeChunk != 64)
+    return op->emitOpError()
+           << (paged ? "prefill-merge-chunk " : "merge-chunk ")
+           << cfg.mergeChunk
+           << " is not supported (8, 16, 32 or 64 partitions per step of the "
+              "merge loop)";
   cfg.prefillSharedV = prefillSharedV;
   if (isa<PagedAttentionOp>(op) && prefillRows != 16 && prefillRows != 32)
     return op->emitOpError()
