@@ -212,6 +212,7 @@ struct CompiledPagedAttention::Impl : EmulatedProgram {
         a.scaledQuery != b.scaledQuery || a.vScaleE4M3 != b.vScaleE4M3 ||
         a.partitionSize != b.partitionSize ||
         a.prefillWaves != b.prefillWaves || a.prefillRows != b.prefillRows ||
+        a.prefillSharedV != b.prefillSharedV ||
         a.headMajor != b.headMajor || shape.window != pp.window)
       return makeError("the problem's configuration differs from the "
                        "compiled one");
@@ -246,6 +247,7 @@ CompiledPagedAttention::compile(const PagedAttentionProblem &pp) {
   options.partitionSize = cfg.partitionSize;
   options.prefillWaves = cfg.prefillWaves;
   options.prefillRows = cfg.prefillRows;
+  options.prefillSharedV = cfg.prefillSharedV;
   auto loaded =
       compileAndLoad(c->impl->ir, "emulated-paged-attention", options);
   if (!loaded)

@@ -82,6 +82,7 @@ llvm::Expected<Figures> measure(const PrefillReportOptions &o,
   pp.config.partitionSize = o.partitionSize;
   pp.config.prefillWaves = o.prefillWaves;
   pp.config.prefillRows = o.prefillRows;
+  pp.config.prefillSharedV = o.prefillSharedV;
   auto compiled = CompiledPagedAttention::compile(pp);
   if (!compiled)
     return compiled.takeError();
@@ -119,7 +120,7 @@ llvm::Expected<bool> uq::report::runPrefillReport(
       "uncalibrated unless docs/timing-model.md says otherwise), {0} new "
       "tokens over a {1}-token cached prefix{9}, head_dim {2}, {3} query "
       "heads / {4} KV heads (GQA {5}), block size {6}, {7} waves of {10} "
-      "MFMA rows per prefill workgroup, {11} split-K partitions, {8} "
+      "MFMA rows per prefill workgroup{12}, {11} split-K partitions, {8} "
       "sampled workgroups per launch\n\n",
       o.newTokens, o.prefix, o.headDim, o.numQHeads, o.numKVHeads,
       o.numQHeads / o.numKVHeads, o.blockSize, o.prefillWaves, o.samples,
@@ -128,7 +129,8 @@ llvm::Expected<bool> uq::report::runPrefillReport(
           : std::string(),
       o.prefillRows,
       o.partitions ? std::to_string(o.partitions)
-                   : std::string("the compiler's rule of"));
+                   : std::string("the compiler's rule of"),
+      o.prefillSharedV ? " (shared value tile)" : "");
   double uqUs = 0, fp8Us = 0;
   bool ok = true;
   for (KVCacheKind k : o.formats) {

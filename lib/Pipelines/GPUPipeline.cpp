@@ -188,8 +188,8 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "prefill-shared-v",
       llvm::cl::desc("Paged-attention prefill with FP4 values: convert each "
                      "value tile once per workgroup into LDS (default "
-                     "false: in every wave)"),
-      llvm::cl::init(false)};
+                     "true; false: in every wave)"),
+      llvm::cl::init(true)};
   Option<int64_t> prefillMergeChunk{
       *this, "prefill-merge-chunk",
       llvm::cl::desc("Partitions per step of the paged-attention merge "

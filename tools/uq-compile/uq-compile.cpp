@@ -88,8 +88,8 @@ static cl::opt<bool> prefillSharedV(
     "prefill-shared-v",
     cl::desc("uq.paged_attention's prefill kernel with FP4 values and "
              "several waves: convert each value tile to bf16 once per "
-             "workgroup into LDS (default off: in every wave)"),
-    cl::init(false), cl::cat(category));
+             "workgroup into LDS (default on; =false: in every wave)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<int64_t> prefillMergeChunk(
     "prefill-merge-chunk",
     cl::desc("Partitions uq.paged_attention's merge kernel reads per step of "

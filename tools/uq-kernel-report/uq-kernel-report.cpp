@@ -215,6 +215,12 @@ static cl::opt<int64_t>
     prefillRowsOpt("prefill-rows", cl::init(16),
                    cl::desc("--prefill: MFMA rows per prefill wave (16 or 32)"),
                    cl::cat(prefillCat));
+static cl::opt<bool> prefillSharedVOpt(
+    "prefill-shared-v", cl::init(true),
+    cl::desc("--prefill: convert the FP4 value tile to bf16 once per "
+             "workgroup into LDS (default; =false: in every wave; "
+             "uq-compile --prefill-shared-v)"),
+    cl::cat(prefillCat));
 static cl::list<uq::KVCacheKind> prefillFormats(
     "prefill-formats",
     cl::desc("--prefill: the caches to report (default uq4,fp8)"),
@@ -460,6 +466,7 @@ static int runPrefill() {
   po.samples = samplesOpt.getNumOccurrences() ? samplesOpt.getValue() : 4u;
   po.prefillWaves = prefillWavesOpt;
   po.prefillRows = prefillRowsOpt;
+  po.prefillSharedV = prefillSharedVOpt;
   if (!prefillFormats.empty())
     po.formats.assign(prefillFormats.begin(), prefillFormats.end());
   po.checkNewTokens = checkNewTokens;
@@ -546,12 +553,14 @@ int main(int argc, char **argv) {
   }
   if (!prefill &&
       (prefillWavesOpt.getNumOccurrences() ||
-       prefillRowsOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
+       prefillRowsOpt.getNumOccurrences() ||
+       prefillSharedVOpt.getNumOccurrences() || newTokens.getNumOccurrences() ||
        partitionsOpt.getNumOccurrences() ||
        prefixTokens.getNumOccurrences() || decodesOpt.getNumOccurrences() ||
        !prefillFormats.empty() || checkNewTokens.getNumOccurrences() ||
        checkPrefix.getNumOccurrences() || checkTolerance.getNumOccurrences()))
-    return error("--prefill-waves, --prefill-rows, --new-tokens, --prefix, "
+    return error("--prefill-waves, --prefill-rows, --prefill-shared-v, "
+                 "--new-tokens, --prefix, "
                  "--decodes, --partitions, --prefill-formats and --check-* go "
                  "with --prefill");
   if (prefill)

@@ -145,11 +145,11 @@ def ConvertUQToWavePass : Pass<"convert-uq-to-wave", "::mlir::ModuleOp"> {
            "MFMA rows per wave of uq.paged_attention's prefill kernel (16 "
            "or 32: one or two 16-row tiles of query tokens x GQA heads "
            "sharing every key and value operand)">,
-    Option<"prefillSharedV", "prefill-shared-v", "bool", /*default=*/"false",
+    Option<"prefillSharedV", "prefill-shared-v", "bool", /*default=*/"true",
            "uq.paged_attention's prefill kernel with FP4 values and several "
            "waves: convert each value tile to bf16 once per workgroup into "
            "LDS (each wave its share of the tokens), the PV products read it "
-           "from there; false (default): every wave converts the whole tile">,
+           "from there (default); false: every wave converts the whole tile">,
   ];
 }
 

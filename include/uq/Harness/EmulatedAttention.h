@@ -62,6 +62,9 @@ struct AttentionProblem {
   /// MFMA rows per prefill wave (uq-compile --prefill-rows; paged problems
   /// only).
   int64_t prefillRows = 16;
+  /// The prefill's FP4 value tile converted to bf16 once per workgroup
+  /// into LDS (uq-compile --prefill-shared-v; paged problems only).
+  bool prefillSharedV = true;
   /// Element type of the query and of the new K/V rows: f32 or bf16.
   std::string dtype = "bf16";
   /// Element type of the attention result: f32, bf16 or f16.

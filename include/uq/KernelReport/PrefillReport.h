@@ -40,6 +40,9 @@ struct PrefillReportOptions {
   int64_t prefillWaves = 4;
   /// MFMA rows per prefill wave (uq-compile --prefill-rows).
   int64_t prefillRows = 16;
+  /// The FP4 value tile converted once per workgroup
+  /// (uq-compile --prefill-shared-v).
+  bool prefillSharedV = true;
   /// The check: the same batch shape (decodes, one chunk, KV heads) reduced
   /// to checkNewTokens over checkPrefix, emulated whole (output against the
   /// reference) and sampled; the relative difference of the prefill

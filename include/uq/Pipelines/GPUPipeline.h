@@ -28,8 +28,8 @@ struct GPUPipelineOptions {
   /// Partitions per step of the decode merge kernel's loop.
   int64_t mergeChunk = 32;
   /// The prefill kernel converts FP4 value tiles once per workgroup into
-  /// LDS (false, the default: in every wave).
-  bool prefillSharedV = false;
+  /// LDS (the default; false: in every wave).
+  bool prefillSharedV = true;
   /// Partitions per step of the paged-attention merge kernel's loop.
   int64_t prefillMergeChunk = 8;
   /// uq.decode_attention's partition rule (DecodePartitions.h).

@@ -77,8 +77,8 @@ struct CompileOptions {
   /// (the whole input is compiled again; docs/uq-compile.md).
   int64_t mergeChunk = 0;
   /// The prefill kernel converts FP4 value tiles once per workgroup into
-  /// LDS (false, the default: in every wave; the same results).
-  bool prefillSharedV = false;
+  /// LDS (the default; false: in every wave; the same results).
+  bool prefillSharedV = true;
   /// Partitions per step of the paged-attention (prefill) merge kernel's
   /// loop (8, 16, 32 or 64): its launches have few partitions and one
   /// workgroup per query row and head.

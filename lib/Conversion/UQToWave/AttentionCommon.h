@@ -409,9 +409,12 @@ struct FormatOps {
 /// Entry \p i of the block-table run starting at index \p first, for the
 /// tile starting at \p t0: one uniform (scalar) load. A block that starts at
 /// or past \p end (null: none does; block 0 never does) gives 0, read at
-/// \p first (always inside the table).
+/// \p first (always inside the table). With \p guard (an i1, uniform) the
+/// table is read only where it holds, else the entry is 0: a tile that may
+/// lie past the sequence's row (a copy issued without a branch around it).
 inline Value blockTableEntry(WaveBuilder &w, Value tables, Value first,
-                             Value t0, Value end, int64_t bs, int64_t i) {
+                             Value t0, Value end, int64_t bs, int64_t i,
+                             Value guard = Value()) {
   OpBuilder &b = w.b;
   Value used = end && i > 0
                    ? w.cmp(CmpIPredicate::ult, w.add(t0, w.idx(i * bs)), end)
@@ -419,7 +422,27 @@ inline Value blockTableEntry(WaveBuilder &w, Value tables, Value first,
   Value at = w.add(first, w.idx(i));
   if (used)
     at = w.select(used, at, first);
-  Value id = memref::LoadOp::create(b, w.loc, tables, ValueRange{at});
+  Value id;
+  if (guard) {
+    // A scalar branch around the scalar load only (s_load_dword stays
+    // scalar; the loads of the tile that follow are not under it).
+    Type i32 = b.getI32Type();
+    auto ifOp = scf::IfOp::create(b, w.loc, TypeRange{i32}, guard,
+                                  /*withElse=*/true);
+    {
+      OpBuilder::InsertionGuard ig(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value read = memref::LoadOp::create(b, w.loc, tables, ValueRange{at});
+      scf::YieldOp::create(b, w.loc, ValueRange{read});
+      b.setInsertionPointToStart(ifOp.elseBlock());
+      Value zero =
+          arith::ConstantOp::create(b, w.loc, b.getI32IntegerAttr(0));
+      scf::YieldOp::create(b, w.loc, ValueRange{zero});
+    }
+    id = ifOp.getResult(0);
+  } else {
+    id = memref::LoadOp::create(b, w.loc, tables, ValueRange{at});
+  }
   if (used)
     id = w.select(used, id,
                   arith::ConstantOp::create(b, w.loc, b.getI32IntegerAttr(0)));
@@ -511,15 +534,18 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
 /// offset computed once per tile in scalar arithmetic: a lane then selects
 /// its block's offset and adds a per-token constant (folded into the load's
 /// offset field by the distribution stage). Other block sizes go through
-/// blockIdsOfTile per token.
+/// blockIdsOfTile per token (gathers masked by \p valid). \p guard: as
+/// blockTableEntry's, for the uniform loads.
 inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
                        Value end, int64_t bs, int64_t t, Value tok,
                        Value valid, Value maxBlock, Value kvh, int64_t hkv,
-                       int64_t sb, bool headMajor = false) {
+                       int64_t sb, bool headMajor = false,
+                       Value guard = Value()) {
   OpBuilder &b = w.b;
   Location loc = w.loc;
   bool oneBlock = bs % t == 0;
   if (!oneBlock && !(t % bs == 0 && t / bs <= 4)) {
+    // (Per-lane gathers masked by \p valid: nothing to guard.)
     Value bsv = w.splat(w.idx(bs), {t});
     Value hv = w.splat(w.idx(hkv), {t});
     Value blk = blockIdsOfTile(w, tables, tableRow, t0, end, bs, t, tok, valid,
@@ -545,7 +571,7 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
   Value blockOf = nb > 1 ? w.divu(w.step(t), w.splat(w.idx(bs), {t})) : Value();
   Value slots;
   for (int64_t i = 0; i < nb; ++i) {
-    Value id = blockTableEntry(w, tables, first, t0, end, bs, i);
+    Value id = blockTableEntry(w, tables, first, t0, end, bs, i, guard);
     if (maxBlock)
       id = arith::MaxSIOp::create(
           b, loc, arith::MinSIOp::create(b, loc, id, maxBlock), zero32);

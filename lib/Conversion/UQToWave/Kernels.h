@@ -104,9 +104,10 @@ struct AttentionConfig {
   /// Paged attention: with W > 1 waves and FP4 values, the waves convert
   /// each value tile to bf16 once per workgroup (each its share of the
   /// tokens) into LDS, and every wave's PV product reads the bf16 tile
-  /// from there; false (the default: faster on the timing model,
-  /// docs/performance.md "Prefill"): every wave converts the whole tile.
-  bool prefillSharedV = false;
+  /// from there (the default: faster on the calibrated timing model,
+  /// docs/performance.md "Prefill"); false: every wave converts the whole
+  /// tile.
+  bool prefillSharedV = true;
 
   int64_t group() const { return numQHeads / numKVHeads; }
   /// Element type of the prepared query the partial kernel reads: FP8 codes

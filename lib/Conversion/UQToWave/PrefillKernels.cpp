@@ -37,9 +37,9 @@
 // every row of the result is written. Each workgroup finds its sequence by
 // a scan over query_start_loc.
 //
-// With cfg.prefillSharedV (off by default) the FP4 V tile is converted to
+// With cfg.prefillSharedV (on by default) the FP4 V tile is converted to
 // bf16 once per workgroup, each wave its share of the tokens, into a bf16
-// LDS tile that every wave's PV reads (FormatOps::sharedV); by default
+// LDS tile that every wave's PV reads (FormatOps::sharedV); without it
 // every wave converts the whole tile. 16x16 MFMAs only (no 32x32x64 MFMA).
 //
 //===----------------------------------------------------------------------===//
@@ -444,9 +444,10 @@ void PrefillSteps::keyLoop() {
   // the cache).
   Value maxBlock32 =
       arith::IndexCastOp::create(b, loc, b.getI32Type(), maxBlock);
-  auto slotsOf = [&](WaveBuilder &lw, Value t0, Value tok, Value valid) {
+  auto slotsOf = [&](WaveBuilder &lw, Value t0, Value tok, Value valid,
+                     Value guard = Value()) {
     return tileSlots(lw, tables, tableRow, t0, end, bs, t, tok, valid,
-                     maxBlock32, kvh, hkv, sb, isHeadMajor(cfg.layout));
+                     maxBlock32, kvh, hkv, sb, isHeadMajor(cfg.layout), guard);
   };
   // This wave's share of the valid tokens of a tile.
   auto mineOf = [&](WaveBuilder &lw, Value valid) {
@@ -462,7 +463,8 @@ void PrefillSteps::keyLoop() {
   // end; it starts before the end), or for that tile's first tokens when
   // the share starts at or past the end (its rows are then all masked):
   // the table reads stay inside the sequence's row.
-  auto loadShareV = [&](WaveBuilder &lw, Value t0, Value t0Slots) {
+  auto loadShareV = [&](WaveBuilder &lw, Value t0, Value t0Slots,
+                        Value guard = Value()) {
     Value tokS = lw.stepFrom(lw.add(t0, shareLo), share);
     Value validS =
         lw.andi(lw.cmp(CmpIPredicate::ult, tokS, lw.splat(end, {share})),
@@ -471,7 +473,7 @@ void PrefillSteps::keyLoop() {
     s0 = lw.select(lw.cmp(CmpIPredicate::ult, s0, end), s0, t0Slots);
     Value slotsS = tileSlots(lw, tables, tableRow, s0, end, bs, share, tokS,
                              validS, maxBlock32, kvh, hkv, sb,
-                             isHeadMajor(cfg.layout));
+                             isHeadMajor(cfg.layout), guard);
     return fmt.loadValueShare(slotsS, validS, share);
   };
   // ... converted and stored into the copy of the shared value tile at
@@ -485,21 +487,35 @@ void PrefillSteps::keyLoop() {
         share);
   };
   if (fmt.lds) {
-    // The first tile into copy 0 (when the loop runs at all: the block
-    // table is read only for tiles of the loop).
-    {
-      auto ifOp = scf::IfOp::create(b, loc,
-                                    w.cmp(CmpIPredicate::ult, loopStart, end),
-                                    /*withElse=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    // The first tile into copy 0; the block table is read only when the
+    // loop runs at all. With the shared value tile the copy is not under a
+    // branch, only each scalar table read is (with no tile every token is
+    // masked: nothing is loaded): under one, the query's loads would
+    // still be in flight at the loop's entry on the path around it, and
+    // LLVM's waitcnt insertion, which cannot count the next tile's
+    // per-lane loads issued before the query's first use, would wait for
+    // every load (vmcnt(0)) before each tile's first QK MFMA. (Without the
+    // shared tile the whole copy stays under one branch: the loop waits
+    // for its own loads early anyway, and the unbranched copy measured
+    // 1.7 % slower there, docs/performance.md.)
+    Value any = w.cmp(CmpIPredicate::ult, loopStart, end);
+    auto copyFirst = [&](Value guard) {
       Value tok = w.stepFrom(loopStart, t);
       Value valid = validOf(w, tok);
       Value mine = mineOf(w, valid);
-      fmt.storeTile(fmt.loadTile(slotsOf(w, loopStart, tok, valid), mine), c0,
-                    mine);
+      fmt.storeTile(
+          fmt.loadTile(slotsOf(w, loopStart, tok, valid, guard), mine), c0,
+          mine);
       if (sharedV)
-        storeShareV(loadShareV(w, loopStart, loopStart), c0);
+        storeShareV(loadShareV(w, loopStart, loopStart, guard), c0);
+    };
+    if (sharedV) {
+      copyFirst(any);
+    } else {
+      auto ifOp = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      copyFirst(Value());
     }
     gpu::BarrierOp::create(b, loc);
   }

@@ -1,5 +1,5 @@
 // RUN: uq-opt %s --convert-uq-to-wave=prefill-shared-v=true | FileCheck %s
-// RUN: uq-opt %s --convert-uq-to-wave | FileCheck %s --check-prefix=OLD
+// RUN: uq-opt %s --convert-uq-to-wave=prefill-shared-v=false | FileCheck %s --check-prefix=OLD
 // RUN: uq-opt %s --convert-uq-to-wave=prefill-waves=2 | FileCheck %s --check-prefix=W2
 // RUN: not uq-opt %s --convert-uq-to-wave=prefill-waves=3 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: not uq-opt %s --convert-uq-to-wave=prefill-waves=16 2>&1 | FileCheck %s --check-prefix=ERR16
@@ -23,10 +23,12 @@
 // pad), K scales 32 x 4 bytes = 2688, twice) and two of its values
 // converted to bf16 once per workgroup (32 rows
 // of 128 + 8 pad bf16 = 4352 elements, twice; option prefill-shared-v,
-// off by default): the first tile is copied
+// on by default): the first tile is copied
 // before the loop, each wave converting its share of the values (tokens
 // [8 w, 8 w + 8): an 8 x 64 byte code tile and its scales) into the bf16
-// tile; in the loop, the loads of the next tile are issued first, the
+// tile; the copy is not under a branch, only each uniform block-table read
+// is (an scf.if yielding the entry, or 0 when the loop runs no tile), so
+// that the query's loads are waited for before the loop on every path; in the loop, the loads of the next tile are issued first, the
 // products read the current copies (V every row, in bf16), then the next
 // tile is stored into the other copies (the wave's share of V converted)
 // and one barrier ends the iteration.
@@ -36,7 +38,10 @@
 // CHECK: %[[WAVE:.*]] = gpu.subgroup_id : index
 // CHECK: arith.muli %[[WAVE]], %c2
 // CHECK: arith.muli %[[WAVE]], %c8
-// CHECK: scf.if
+// CHECK: scf.if %{{.*}} -> (i32) {
+// CHECK-NEXT: memref.load %arg2
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: } else {
 // CHECK: uq.load_rows %arg1[{{.*}} {uq.lanes_per_row = 4 : i64} : memref<?xi8>, vector<32xindex>, vector<32xi1> -> vector<32x64xi8>
 // CHECK: uq.store_rows %{{.*}}, %[[LDS]][{{.*}} : vector<32x64xi8>, memref<5376xi8, #gpu.address_space<workgroup>>
 // CHECK: uq.store_rows %{{.*}}, %[[LDS]][{{.*}} : vector<32x4xi8>
@@ -44,7 +49,6 @@
 // CHECK: uq.load_rows %arg1[{{.*}} -> vector<8x4xi8>
 // CHECK: uq.scaled_ext {{.*}} -> vector<8x128xbf16>
 // CHECK: uq.store_rows %{{.*}}, %[[V]][{{.*}} : vector<8x128xbf16>
-// CHECK: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
 // CHECK: %[[NEXT:.*]] = uq.load_rows %arg1[{{.*}} -> vector<32x64xi8>
@@ -59,7 +63,7 @@
 // CHECK: uq.store_rows %{{.*}}, %[[V]]
 // CHECK: gpu.barrier
 // CHECK-NEXT: scf.yield
-// Without the shared value tile (the default) the copy holds
+// Without the shared value tile (prefill-shared-v=false) the copy holds
 // the value codes and scales too (5376 bytes per tile) and every wave
 // converts the whole [32 x 128] value tile.
 // OLD: gpu.func @paged_0_prefill({{.*}} workgroup(%[[LDS:arg[0-9]+]] : memref<10752xi8, #gpu.address_space<workgroup>>) kernel

@@ -1,6 +1,6 @@
 // RUN: uq-opt %s --uq-gpu-kernels='prefill-shared-v=true' | FileCheck %s
 // RUN: uq-opt %s --uq-gpu-kernels='prefill-waves=1' | FileCheck %s --check-prefix=ONE
-// RUN: uq-opt %s --uq-gpu-kernels | FileCheck %s --check-prefix=OLD
+// RUN: uq-opt %s --uq-gpu-kernels='prefill-shared-v=false' | FileCheck %s --check-prefix=OLD
 
 // Distribution of a kernel of 4 waves (the paged prefill kernel's default
 // workgroup, known_block_size 256), with the shared value tile
