@@ -37,6 +37,14 @@ Value AttentionBuilder::prepareQuery(Value q, const Attention &a,
       q3, {ReassociationIndices{0}, {1, 2}, {3}}, shape);
 }
 
+Value AttentionBuilder::groupedSinks(const Attention &a, Value sinks) {
+  if (!sinks)
+    return nullptr;
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({a.numKV, a.group}, b.getF32Type()),
+      sinks, {ReassociationIndices{0, 1}});
+}
+
 /// min(max(lens[s], 0), capacity) as an index.
 Value AttentionBuilder::seqLen(const Attention &a, Value sIdx) {
   Value len = tensor::ExtractOp::create(b, loc, a.lens, ValueRange{sIdx});

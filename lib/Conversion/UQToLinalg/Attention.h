@@ -93,6 +93,9 @@ public:
   /// The query [S, Hq, D] rotated like the keys and rounded per
   /// \p precision, as [S, Hkv, group, D] f32.
   Value prepareQuery(Value q, const Attention &a, QueryPrecision precision);
+  /// The per-query-head sink logits [Hq] as [KV heads, group], or null
+  /// without sinks.
+  Value groupedSinks(const Attention &a, Value sinks);
 
   /// min(max(lens[s], 0), capacity) as an index.
   Value seqLen(const Attention &a, Value sIdx);

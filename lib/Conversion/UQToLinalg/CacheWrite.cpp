@@ -26,9 +26,8 @@ struct CacheWriteLowering : UQPattern<CacheWriteOp> {
   using UQPattern::UQPattern;
   LogicalResult matchAndRewrite(CacheWriteOp op,
                                 PatternRewriter &rewriter) const override {
-    for (KVFormatAttr f : {op.getKFormat(), op.getVFormat()})
-      if (!unsupportedFormat(f).empty())
-        return rewriter.notifyMatchFailure(op, unsupportedFormat(f));
+    if (failed(checkKVFormats(op, op.getKFormat(), op.getVFormat(), rewriter)))
+      return failure();
     // No (token, head) row to write, known statically: the cache is the
     // result as it is. (The slot-row slices below would be zero-sized slices
     // of a zero-sized tensor, which tensor.extract_slice's verifier rejects.)

@@ -30,19 +30,14 @@ struct DecodeAttentionLowering : UQPattern<DecodeAttentionOp> {
   using UQPattern::UQPattern;
   LogicalResult matchAndRewrite(DecodeAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    for (KVFormatAttr f : {op.getKFormat(), op.getVFormat()})
-      if (!unsupportedFormat(f).empty())
-        return rewriter.notifyMatchFailure(op, unsupportedFormat(f));
+    if (failed(checkKVFormats(op, op.getKFormat(), op.getVFormat(), rewriter)))
+      return failure();
     Location loc = op.getLoc();
     AttentionBuilder l(rewriter, loc, options);
     OpBuilder &b = rewriter;
     Attention a = l.attention(op);
     Value q4 = l.prepareQuery(op.getQuery(), a, op.getQueryPrecision());
-    Value sink;
-    if (op.getSinks())
-      sink = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get({a.numKV, a.group}, b.getF32Type()),
-          op.getSinks(), {ReassociationIndices{0, 1}});
+    Value sink = l.groupedSinks(a, op.getSinks());
     int64_t hq = a.numKV * a.group;
     Value init = l.empty({l.dim(op.getQuery(), 0), b.getIndexAttr(hq),
                           b.getIndexAttr(a.headDim)},
@@ -77,9 +72,8 @@ struct DecodeAttentionPartialLowering : UQPattern<DecodeAttentionPartialOp> {
   using UQPattern::UQPattern;
   LogicalResult matchAndRewrite(DecodeAttentionPartialOp op,
                                 PatternRewriter &rewriter) const override {
-    for (KVFormatAttr f : {op.getKFormat(), op.getVFormat()})
-      if (!unsupportedFormat(f).empty())
-        return rewriter.notifyMatchFailure(op, unsupportedFormat(f));
+    if (failed(checkKVFormats(op, op.getKFormat(), op.getVFormat(), rewriter)))
+      return failure();
     Location loc = op.getLoc();
     AttentionBuilder l(rewriter, loc, options);
     OpBuilder &b = rewriter;

@@ -30,19 +30,14 @@ struct PagedAttentionLowering : UQPattern<PagedAttentionOp> {
   using UQPattern::UQPattern;
   LogicalResult matchAndRewrite(PagedAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    for (KVFormatAttr f : {op.getKFormat(), op.getVFormat()})
-      if (!unsupportedFormat(f).empty())
-        return rewriter.notifyMatchFailure(op, unsupportedFormat(f));
+    if (failed(checkKVFormats(op, op.getKFormat(), op.getVFormat(), rewriter)))
+      return failure();
     Location loc = op.getLoc();
     AttentionBuilder l(rewriter, loc, options);
     OpBuilder &b = rewriter;
     Attention a = l.attention(op);
     Value q4 = l.prepareQuery(op.getQuery(), a, op.getQueryPrecision());
-    Value sink;
-    if (op.getSinks())
-      sink = tensor::ExpandShapeOp::create(
-          b, loc, RankedTensorType::get({a.numKV, a.group}, b.getF32Type()),
-          op.getSinks(), {ReassociationIndices{0, 1}});
+    Value sink = l.groupedSinks(a, op.getSinks());
     int64_t hq = a.numKV * a.group;
     // A window of 2^32 or more is no window (positions are below 2^31);
     // the bound keeps p + 1 - W far from overflow.

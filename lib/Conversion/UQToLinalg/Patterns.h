@@ -26,6 +26,17 @@ namespace uq::to_linalg {
 /// Why \p format cannot be lowered, or an empty string.
 std::string unsupportedFormat(KVFormatAttr format);
 
+/// A match failure naming the first of an op's key and value formats that
+/// cannot be lowered; success when both can.
+inline mlir::LogicalResult checkKVFormats(mlir::Operation *op,
+                                          KVFormatAttr k, KVFormatAttr v,
+                                          mlir::PatternRewriter &rewriter) {
+  for (KVFormatAttr f : {k, v})
+    if (std::string why = unsupportedFormat(f); !why.empty())
+      return rewriter.notifyMatchFailure(op, why);
+  return mlir::success();
+}
+
 /// A rewrite pattern of one uq op that carries the lowering's options.
 template <typename OpTy>
 struct UQPattern : public mlir::OpRewritePattern<OpTy> {
