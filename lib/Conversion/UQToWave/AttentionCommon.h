@@ -536,15 +536,42 @@ inline Value blockIdsOfTile(WaveBuilder &w, Value tables, Value tableRow, Value 
 /// offset field by the distribution stage). Other block sizes go through
 /// blockIdsOfTile per token (gathers masked by \p valid). \p guard: as
 /// blockTableEntry's, for the uniform loads.
+///
+/// \p entries: the block-table entries already read (tileEntries) for
+/// the tile of \p entriesT0 (a uniform index, null: \p t0 itself), which
+/// holds this tile's tokens: no table is read here, this tile's blocks are
+/// picked from them (a kernel that reads the entries of a later tile ahead
+/// of its use, so that no scalar load's latency sits before the tile's
+/// loads). Only with the uniform-load block sizes (hasUniformEntries).
+inline bool hasUniformEntries(int64_t bs, int64_t t) {
+  return bs % t == 0 || (t % bs == 0 && t / bs <= 4);
+}
+
+/// The tile at \p t0's block-table entries as tileSlots reads them
+/// (hasUniformEntries block sizes): one uniform load per block, 0 for a
+/// block at or past \p end, under \p guard as blockTableEntry's.
+inline SmallVector<Value> tileEntries(WaveBuilder &w, Value tables,
+                                      Value tableRow, Value t0, Value end,
+                                      int64_t bs, int64_t t,
+                                      Value guard = Value()) {
+  Value first = w.add(tableRow, w.divu(t0, w.idx(bs)));
+  int64_t nb = bs % t == 0 ? 1 : t / bs;
+  SmallVector<Value> ids;
+  for (int64_t i = 0; i < nb; ++i)
+    ids.push_back(blockTableEntry(w, tables, first, t0, end, bs, i, guard));
+  return ids;
+}
+
 inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
                        Value end, int64_t bs, int64_t t, Value tok,
                        Value valid, Value maxBlock, Value kvh, int64_t hkv,
                        int64_t sb, bool headMajor = false,
-                       Value guard = Value()) {
+                       Value guard = Value(), ArrayRef<Value> entries = {},
+                       Value entriesT0 = Value()) {
   OpBuilder &b = w.b;
   Location loc = w.loc;
   bool oneBlock = bs % t == 0;
-  if (!oneBlock && !(t % bs == 0 && t / bs <= 4)) {
+  if (!hasUniformEntries(bs, t)) {
     // (Per-lane gathers masked by \p valid: nothing to guard.)
     Value bsv = w.splat(w.idx(bs), {t});
     Value hv = w.splat(w.idx(hkv), {t});
@@ -569,9 +596,25 @@ inline Value tileSlots(WaveBuilder &w, Value tables, Value tableRow, Value t0,
   // one slot (head-major).
   Value within = w.mul(pos, w.splat(w.idx(headMajor ? sb : hkv * sb), {t}));
   Value blockOf = nb > 1 ? w.divu(w.step(t), w.splat(w.idx(bs), {t})) : Value();
+  // This tile's first block among \p entries (0: the same tile).
+  Value skip = entriesT0 ? w.sub(w.divu(t0, w.idx(bs)),
+                                 w.divu(entriesT0, w.idx(bs)))
+                         : Value();
   Value slots;
   for (int64_t i = 0; i < nb; ++i) {
-    Value id = blockTableEntry(w, tables, first, t0, end, bs, i, guard);
+    Value id;
+    if (entries.empty()) {
+      id = blockTableEntry(w, tables, first, t0, end, bs, i, guard);
+    } else if (!skip) {
+      id = entries[i];
+    } else {
+      // Entry skip + i of the read tile's (a uniform select chain).
+      Value k = w.add(skip, w.idx(i));
+      id = entries[0];
+      for (size_t e = 1; e < entries.size(); ++e)
+        id = w.select(w.cmp(CmpIPredicate::eq, k, w.idx(int64_t(e))),
+                      entries[e], id);
+    }
     if (maxBlock)
       id = arith::MaxSIOp::create(
           b, loc, arith::MinSIOp::create(b, loc, id, maxBlock), zero32);

@@ -445,9 +445,10 @@ void PrefillSteps::keyLoop() {
   Value maxBlock32 =
       arith::IndexCastOp::create(b, loc, b.getI32Type(), maxBlock);
   auto slotsOf = [&](WaveBuilder &lw, Value t0, Value tok, Value valid,
-                     Value guard = Value()) {
+                     Value guard = Value(), ArrayRef<Value> entries = {}) {
     return tileSlots(lw, tables, tableRow, t0, end, bs, t, tok, valid,
-                     maxBlock32, kvh, hkv, sb, isHeadMajor(cfg.layout), guard);
+                     maxBlock32, kvh, hkv, sb, isHeadMajor(cfg.layout), guard,
+                     entries);
   };
   // This wave's share of the valid tokens of a tile.
   auto mineOf = [&](WaveBuilder &lw, Value valid) {
@@ -464,7 +465,7 @@ void PrefillSteps::keyLoop() {
   // the share starts at or past the end (its rows are then all masked):
   // the table reads stay inside the sequence's row.
   auto loadShareV = [&](WaveBuilder &lw, Value t0, Value t0Slots,
-                        Value guard = Value()) {
+                        Value guard = Value(), ArrayRef<Value> entries = {}) {
     Value tokS = lw.stepFrom(lw.add(t0, shareLo), share);
     Value validS =
         lw.andi(lw.cmp(CmpIPredicate::ult, tokS, lw.splat(end, {share})),
@@ -473,7 +474,8 @@ void PrefillSteps::keyLoop() {
     s0 = lw.select(lw.cmp(CmpIPredicate::ult, s0, end), s0, t0Slots);
     Value slotsS = tileSlots(lw, tables, tableRow, s0, end, bs, share, tokS,
                              validS, maxBlock32, kvh, hkv, sb,
-                             isHeadMajor(cfg.layout), guard);
+                             isHeadMajor(cfg.layout), guard, entries,
+                             entries.empty() ? Value() : t0Slots);
     return fmt.loadValueShare(slotsS, validS, share);
   };
   // ... converted and stored into the copy of the shared value tile at
@@ -485,6 +487,25 @@ void PrefillSteps::keyLoop() {
                                                    fmt.w.idx(fmt.sharedVPitch()))),
                         share),
         share);
+  };
+  // The key tiles and the last one's start (the loop runs only when there
+  // is one).
+  Value ct = w.idx(t);
+  Value nTiles = w.divu(w.add(w.sub(end, loopStart), w.idx(t - 1)), ct);
+  Value lastStart =
+      w.add(loopStart, w.mul(w.sub(w.max(nTiles, c1), c1), ct));
+  // The block table one tile ahead of the loads (the LDS copies with the
+  // uniform-load block sizes): iteration i, which issues tile i + 1's
+  // loads, takes tile i + 1's entries from the loop's carried values and
+  // reads tile i + 2's, so that no scalar load's latency sits between a
+  // tile's start and its loads (before: a wait on each of the tile's table
+  // reads, the value share's included). Reads past the last tile read the
+  // last tile's entries (inside the sequence's row).
+  const bool tableAhead = fmt.lds && hasUniformEntries(bs, t);
+  SmallVector<Value> entriesNext;
+  auto entriesAt = [&](WaveBuilder &lw, Value t0, Value guard = Value()) {
+    return tileEntries(lw, tables, tableRow, lw.min(t0, lastStart), end, bs,
+                       t, guard);
   };
   if (fmt.lds) {
     // The first tile into copy 0; the block table is read only when the
@@ -517,6 +538,8 @@ void PrefillSteps::keyLoop() {
       b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       copyFirst(Value());
     }
+    if (tableAhead)
+      entriesNext = entriesAt(w, w.add(loopStart, ct), any);
     gpu::BarrierOp::create(b, loc);
   }
   // One iteration of the key loop over the tile at t0; \p masked: the
@@ -530,10 +553,16 @@ void PrefillSteps::keyLoop() {
         masked ? validOf(lw, tok) : lw.constSplat(lb.getBoolAttr(true), {t});
     Value slot, mineNext, nextBase, nextVBase;
     SmallVector<Value> next, nextV;
+    SmallVector<Value> entriesAhead;
     if (fmt.lds) {
       // Tile i sits in copy i % 2; issue the loads of tile i + 1 now
       // (a tile past the end loads nothing; its table reads are the
       // current tile's).
+      SmallVector<Value> entries;
+      if (tableAhead) {
+        entries.assign(iter.begin() + 3, iter.end());
+        entriesAhead = entriesAt(lw, lw.add(t0, lw.idx(2 * t)));
+      }
       Value i = lw.divu(lw.sub(t0, loopStart), lw.idx(t));
       // (Both bases as products, not next = tileBytes - cur: LLVM folds
       // the constant of `x - cur + c` into the ds_write offset with a
@@ -547,11 +576,12 @@ void PrefillSteps::keyLoop() {
       Value validN = validOf(lw, tokN);
       Value t0c = lw.select(lw.cmp(CmpIPredicate::ult, t0n, end), t0n, t0);
       mineNext = mineOf(lw, validN);
-      next = fmt.loadTile(slotsOf(lw, t0c, tokN, validN), mineNext);
+      next = fmt.loadTile(slotsOf(lw, t0c, tokN, validN, Value(), entries),
+                          mineNext);
       fmt.ldsBase = cur;
       if (sharedV) {
         // (Its table reads at t0c, its tokens and masks at t0n.)
-        nextV = loadShareV(lw, t0n, t0c);
+        nextV = loadShareV(lw, t0n, t0c, Value(), entries);
         fmt.sharedVBase = lw.mul(lw.remu(i, lw.idx(2)), lw.idx(vTileElems));
         nextVBase = lw.mul(lw.remu(lw.add(i, lw.idx(1)), lw.idx(2)),
                            lw.idx(vTileElems));
@@ -621,7 +651,9 @@ void PrefillSteps::keyLoop() {
         storeShareV(nextV, nextVBase);
       gpu::BarrierOp::create(lb, loc);
     }
-    return SmallVector<Value>{mt, lsum, accNew};
+    SmallVector<Value> out = {mt, lsum, accNew};
+    out.append(entriesAhead.begin(), entriesAhead.end());
+    return out;
   };
   // The tiles loopStart + k t with kLo <= k < kHi are full (every key
   // valid and seen by every row of the workgroup: at or after the
@@ -629,8 +661,6 @@ void PrefillSteps::keyLoop() {
   // or before the first row's position); the others, at the ends, are
   // masked. Three loops (masked, full, masked) over consecutive ranges: the
   // LDS copies alternate by the tile's index from loopStart in all three.
-  Value ct = w.idx(t);
-  Value nTiles = w.divu(w.add(w.sub(end, loopStart), w.idx(t - 1)), ct);
   Value fullFrom = start;
   if (cfg.window > 0)
     fullFrom = w.max(fullFrom, w.add(w.sub(posLast, w.idx(cfg.window)), c1));
@@ -643,6 +673,7 @@ void PrefillSteps::keyLoop() {
   Value fullStart = w.add(loopStart, w.mul(kLo, ct));
   Value fullEnd = w.add(loopStart, w.mul(kHi, ct));
   SmallVector<Value> carried = {mInit, lInit, accInit};
+  carried.append(entriesNext.begin(), entriesNext.end());
   auto runLoop = [&](Value from, Value to, bool masked) {
     auto loop = scf::ForOp::create(
         b, loc, from, to, ct, carried,

@@ -49,8 +49,20 @@
 // CHECK: uq.load_rows %arg1[{{.*}} -> vector<8x4xi8>
 // CHECK: uq.scaled_ext {{.*}} -> vector<8x128xbf16>
 // CHECK: uq.store_rows %{{.*}}, %[[V]][{{.*}} : vector<8x128xbf16>
-// CHECK-NEXT: gpu.barrier
-// CHECK: scf.for
+// The block table one tile ahead: the second tile's entries (block size
+// 16: two per 32-token tile) are read before the loop, each under the
+// loop's guard, and carried; iteration i reads tile i + 2's entries first
+// and takes tile i + 1's (slots of the next K tile and of the wave's V
+// share) from the carried values, with no table read between.
+// CHECK: scf.if %{{.*}} -> (i32) {
+// CHECK-NEXT: memref.load %arg2
+// CHECK: scf.if %{{.*}} -> (i32) {
+// CHECK-NEXT: memref.load %arg2
+// CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} iter_args({{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16x128xf32>, i32, i32)
+// CHECK: memref.load %arg2
+// CHECK: memref.load %arg2
+// CHECK-NOT: memref.load %arg2
 // CHECK: %[[NEXT:.*]] = uq.load_rows %arg1[{{.*}} -> vector<32x64xi8>
 // CHECK: %[[NEXTV:.*]] = uq.load_rows %arg1[{{.*}} -> vector<8x64xi8>
 // CHECK: uq.load_rows %[[LDS]][{{.*}} -> vector<32x64xi8>
