@@ -66,34 +66,88 @@ unsigned TimingRecorder::mfmaPasses(const TraceEvent &e) {
   return std::max<unsigned>(1, e.schedThroughput);
 }
 
-uint64_t TimingRecorder::ldsCycles(const TraceEvent &e, const TimingParams &p) {
-  if (e.addresses.empty())
-    // Lane permutes through the LDS crossbar (ds_bpermute/permute/swizzle):
-    // 64 lanes x 4 bytes, one conflict-free pass when EXEC is not empty.
-    return e.exec ? std::max<uint64_t>(1, 64 * 4 / (p.ldsBanks *
-                                                    p.ldsBankBytes))
-                  : 0;
-  unsigned dwords = std::max(1u, (e.bytesPerAddress + p.ldsBankBytes - 1) /
-                                     p.ldsBankBytes);
-  size_t perPhase = std::max(1u, p.ldsBanks / dwords);
-  uint64_t cycles = 0;
-  std::vector<uint64_t> dw;
-  std::vector<unsigned> perBank(p.ldsBanks);
-  for (size_t begin = 0; begin < e.addresses.size(); begin += perPhase) {
-    size_t end = std::min(e.addresses.size(), begin + perPhase);
-    dw.clear();
-    for (size_t i = begin; i < end; ++i)
-      for (unsigned d = 0; d < dwords; ++d)
-        dw.push_back(e.addresses[i] / p.ldsBankBytes + d);
-    llvm::sort(dw);
-    dw.erase(std::unique(dw.begin(), dw.end()), dw.end());
-    std::fill(perBank.begin(), perBank.end(), 0);
-    unsigned worst = 1;
-    for (uint64_t d : dw)
-      worst = std::max(worst, ++perBank[d % p.ldsBanks]);
-    cycles += worst;
+TimingRecorder::LdsCost TimingRecorder::ldsCost(const TraceEvent &e,
+                                                const TimingParams &p) {
+  // docs/timing-model.md, "LDS bank model". An access holds the CU's LDS for
+  // the larger of its issue cycles (addresses, and a write's data, 16 lanes
+  // a cycle: rocRoller) and its data cycles: the sum over its phases of the
+  // most distinct dwords that one bank serves in the phase.
+  LdsCost r;
+  if (!e.exec)
+    return r;
+  if (e.addresses.empty()) {
+    // Lane permutes through the LDS crossbar (ds_bpermute/permute/swizzle)
+    // touch no bank; they still send 64 addresses (an assumption: neither
+    // source covers them).
+    r.cycles = r.conflictFree = p.ldsAddressCycles;
+    return r;
   }
-  return cycles;
+  const unsigned bankBytes = std::max(1u, p.ldsBankBytes);
+  const unsigned dwords =
+      std::max(1u, (e.bytesPerAddress + bankBytes - 1) / bankBytes);
+  // The lanes behind the addresses: one address per active lane, in lane
+  // order, or two (ds_read2/ds_write2: each lane's pair in turn).
+  std::vector<unsigned> lanes;
+  for (uint64_t x = e.exec; x; x &= x - 1)
+    lanes.push_back((unsigned)__builtin_ctzll(x));
+  const size_t n = e.addresses.size();
+  const unsigned perLane = n == 2 * lanes.size() ? 2 : 1;
+  auto laneOf = [&](size_t i) {
+    return i < lanes.size() ? lanes[i] : (unsigned)(i % 64);
+  };
+  // Reads of 8 and 16 bytes spread over all banks; everything else acts as
+  // if there were ldsNarrowBanks (rocRoller's getNumLDSBanks for gfx950).
+  const bool wide = !e.store && (dwords == 2 || dwords == 4);
+  const unsigned banks = std::max(1u, wide ? p.ldsBanks : p.ldsNarrowBanks);
+  auto phaseOf = [&](unsigned lane) -> unsigned {
+    if (!e.store) {
+      // Measured on MI350X (amd-shark-ai).
+      if (dwords == 4)
+        return p.ldsReadB128Phase[lane % 64];
+      if (dwords == 2)
+        return lane / std::max(1u, p.ldsReadB64PhaseLanes);
+      if (dwords == 1)
+        return lane / std::max(1u, p.ldsReadB32PhaseLanes);
+    }
+    // Writes and b96 reads: rocRoller's lanes a cycle, 16 for b32, 8 for
+    // b64, 4 for b96 and b128, consecutive.
+    unsigned perPhase = dwords == 1 ? 16 : dwords == 2 ? 8 : 4;
+    return lane / perPhase;
+  };
+  // Each dword an access touches, keyed by its phase: (phase << 48) | dword
+  // (LDS addresses are far below 2^48 bytes).
+  uint64_t data = 0, dataFree = 0;
+  std::vector<uint64_t> keys;
+  keys.reserve(n / perLane * dwords);
+  std::vector<unsigned> perBank(banks);
+  for (unsigned k = 0; k < perLane; ++k) {
+    keys.clear();
+    for (size_t i = k; i < n; i += perLane) {
+      uint64_t ph = phaseOf(laneOf(i / perLane));
+      for (unsigned d = 0; d < dwords; ++d)
+        keys.push_back(ph << 48 | (e.addresses[i] / bankBytes + d));
+    }
+    llvm::sort(keys);
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    for (size_t b = 0; b < keys.size();) {
+      size_t end = b;
+      std::fill(perBank.begin(), perBank.end(), 0);
+      unsigned worst = 0;
+      for (; end < keys.size() && keys[end] >> 48 == keys[b] >> 48; ++end) {
+        uint64_t dw = keys[end] & ((uint64_t(1) << 48) - 1);
+        worst = std::max(worst, ++perBank[dw % banks]);
+      }
+      data += worst;
+      dataFree += (end - b + banks - 1) / banks;
+      b = end;
+    }
+  }
+  uint64_t issue = p.ldsAddressCycles;
+  if (e.store)
+    issue += (uint64_t)p.ldsWriteCyclesPerDword * dwords * perLane;
+  r.cycles = std::max(issue, data);
+  r.conflictFree = std::max(issue, dataFree);
+  return r;
 }
 
 //===----------------------------------------------------------------------===//
@@ -251,19 +305,11 @@ void TimingRecorder::onInst(const TraceEvent &e) {
     break;
   }
   case InstClass::LDS: {
-    uint64_t c = ldsCycles(e, p);
-    uint64_t phases = 0;
-    if (!e.addresses.empty()) {
-      unsigned dwords = std::max(1u, (e.bytesPerAddress + p.ldsBankBytes - 1) /
-                                         p.ldsBankBytes);
-      size_t perPhase = std::max(1u, p.ldsBanks / dwords);
-      phases = (e.addresses.size() + perPhase - 1) / perPhase;
-    } else {
-      phases = c;
-    }
+    LdsCost cost = ldsCost(e, p);
+    uint64_t c = cost.cycles;
     cur.ldsCycles += c;
     cur.idle = false;
-    cur.ldsConflictCycles += c - std::min(c, phases);
+    cur.ldsConflictCycles += c - std::min(c, cost.conflictFree);
     cur.issueCycles += (uint64_t)pass;
     W.t += pass;
     // The CU's LDS serves one access at a time: this one starts when the
@@ -421,7 +467,8 @@ static std::string assumptionsText(const TimingParams &p) {
   return formatv(
       "model, not measured: gfx950 at {0} GHz, {1} CUs x {2} SIMDs; VALU/MFMA "
       "passes from LLVM's gfx950 scheduling model (4 cycles a pass); LDS {3} "
-      "banks x {4} B; vector memory {5} B/clk/CU in {6} B requests; HBM {7} of "
+      "banks x {4} B for b64/b128 reads, {15} for other accesses, at least "
+      "{16} cycles an access, writes {16} + {17} a dword; vector memory {5} B/clk/CU in {6} B requests; HBM {7} of "
       "{8} TB/s achievable, traffic = {13}; latencies global {10}, LDS {11}, "
       "SMEM {12} cycles; {14} (docs/timing-model.md)",
       p.clockGHz, p.numCUs, p.simdsPerCU, p.ldsBanks, p.ldsBankBytes,
@@ -444,7 +491,8 @@ static std::string assumptionsText(const TimingParams &p) {
            : std::string()) +
           formatv("launch overhead {0:f1} us outside the estimate",
                   p.launchOverheadUs)
-              .str());
+              .str(),
+      p.ldsNarrowBanks, p.ldsAddressCycles, p.ldsWriteCyclesPerDword);
 }
 
 Expected<LaunchEstimate>

@@ -23,12 +23,27 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <array>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
 
 namespace uq::emu {
+
+/// The phase of each lane of a wave64 ds_read_b128 on gfx950, measured by
+/// amd-shark-ai (docs/empirical-lds/cdna4info.md in nod-ai/amd-shark-ai):
+/// lanes go in blocks of four, and the 16 blocks fall into phases
+/// {0, 3, 5, 6}, {8, 11, 13, 14}, {1, 2, 4, 7}, {9, 10, 12, 15}.
+constexpr std::array<uint8_t, 64> gfx950ReadB128Phases() {
+  constexpr uint8_t blockPhase[16] = {0, 2, 2, 0, 2, 0, 0, 2,
+                                      1, 3, 3, 1, 3, 1, 1, 3};
+  std::array<uint8_t, 64> phase{};
+  for (unsigned lane = 0; lane < 64; ++lane)
+    phase[lane] = blockPhase[lane / 4];
+  return phase;
+}
 
 /// The model's constants (docs/timing-model.md gives each one's source).
 struct TimingParams {
@@ -48,8 +63,28 @@ struct TimingParams {
   /// (docs/timing-model.md, "Calibration": the measured time per key tile
   /// is the sum of the VALU and MFMA time, not their maximum).
   bool valuMfmaOverlap = false;
+  /// LDS banks of ldsBankBytes each. gfx950 has 64, but only ds_read_b64
+  /// and ds_read_b128 (and the 8-byte transposing reads) spread over all of
+  /// them; every other access, writes included, resolves its conflicts over
+  /// ldsNarrowBanks (rocRoller's LDS bank model, docs/timing-model.md).
   unsigned ldsBanks = 64;
+  unsigned ldsNarrowBanks = 32;
   unsigned ldsBankBytes = 4;
+  /// The least time an access holds the CU's LDS: sending a wave's 64
+  /// addresses, 16 a cycle (rocRoller: 4 cycles for every DS access).
+  unsigned ldsAddressCycles = 4;
+  /// What a write adds per dword each lane writes: its data leaves the
+  /// VGPRs 16 lanes a cycle (rocRoller: a write takes 4 + 4 x dwords).
+  unsigned ldsWriteCyclesPerDword = 4;
+  /// Lanes checked against each other for conflicts (a phase) in
+  /// ds_read_b32 and narrower reads, and in ds_read_b64 (amd-shark-ai's
+  /// measurement on MI350X: one phase of 64 lanes, two of 32).
+  unsigned ldsReadB32PhaseLanes = 64;
+  unsigned ldsReadB64PhaseLanes = 32;
+  /// ds_read_b128's phase of each lane, as amd-shark-ai measured on MI350X:
+  /// four phases of 16 lanes, made of blocks of four lanes that are not
+  /// neighbours (gfx950ReadB128Phases below).
+  std::array<uint8_t, 64> ldsReadB128Phase = gfx950ReadB128Phases();
   /// LDS write rate of LDS-DMA loads (bytes a cycle per CU): CDNA4 doubled
   /// the LDS *read* rate to 256 B/clk (docs/timing-model.md); writes are
   /// taken at CDNA3's 128 B/clk.
@@ -134,8 +169,17 @@ public:
   /// Matrix-core passes of an MFMA (LLVM's gfx950 model, with its
   /// f8f6f4 rule: twice the passes when either operand is FP8/BF8).
   static unsigned mfmaPasses(const TraceEvent &e);
-  /// LDS cycles of one DS access under the bank model.
-  static uint64_t ldsCycles(const TraceEvent &e, const TimingParams &p);
+  /// The CU's LDS cycles of one DS access under the bank model, and what it
+  /// would take with no bank conflict (the same phases, each at the least
+  /// cycles its distinct dwords need).
+  struct LdsCost {
+    uint64_t cycles = 0;
+    uint64_t conflictFree = 0;
+  };
+  static LdsCost ldsCost(const TraceEvent &e, const TimingParams &p);
+  static uint64_t ldsCycles(const TraceEvent &e, const TimingParams &p) {
+    return ldsCost(e, p).cycles;
+  }
 
 private:
   struct WaveState {

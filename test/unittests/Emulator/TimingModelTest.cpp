@@ -5,7 +5,16 @@
 //   pass = 4 cycles (a wave64 VALU instruction on a 16-lane SIMD; the unit
 //          of LLVM's gfx950 scheduling model), v_add_f32 = 1 pass,
 //   scaled 16x16x128 MFMA = 4 passes (FP4 x FP4) or 8 (an FP8 operand),
-//   LDS: 64 banks of 4 bytes, a wave64 b32 access is one phase of 64 lanes,
+//   LDS (docs/timing-model.md, "LDS bank model"): an access holds the LDS
+//          for max(issue, data) cycles; issue = 4 (64 addresses, 16 a cycle)
+//          plus, for a write, 4 per dword a lane writes (rocRoller); data =
+//          the sum over phases of the most distinct dwords one bank serves.
+//          Banks of 4 bytes: 64 for ds_read_b64/b128, 32 for everything
+//          else (rocRoller). Read phases (amd-shark-ai, MI350X): b32 one
+//          phase of 64 lanes, b64 two of 32, b128 four of 16 made of lane
+//          blocks {0-3,12-15,20-23,24-27}, {32-35,44-47,52-55,56-59},
+//          {4-11,16-19,28-31}, {36-43,48-51,60-63}; writes: 16 consecutive
+//          lanes a phase for b32, 8 for b64, 4 for b96/b128 (rocRoller),
 //   HBM: 5 TB/s achievable at 2.4 GHz = 5e12 / 2.4e9 bytes a cycle,
 //   latencies: SMEM 200, global 800, LDS 64 cycles.
 // The shared test prologue (kernel-prologue.inc) issues 3 s_load_dwordx2, 2
@@ -85,33 +94,150 @@ TEST(TimingModel, ScaledMfmaRateDependsOnFormat) {
 }
 
 TEST(TimingModel, LdsBankConflicts) {
-  // v1 = 4 * lane. Stride 4 B: 64 lanes hit 64 banks (1 cycle); 8 B: lanes
-  // l and l+32 share a bank (2-way, 2 cycles); 16 B: 4-way (4 cycles); one
-  // address for all lanes is a broadcast (1 cycle).
+  // v1 = 4 * lane. ds_read_b32 is one phase of 64 lanes over 32 banks, and
+  // takes at least the 4 address cycles. Stride 4 B: 2 dwords a bank (data
+  // 2, so 4 cycles); 8 B: 16 banks of 4 dwords (4); 16 B: 8 banks of 8
+  // dwords (8, of which 4 from conflicts: 64 dwords need 2 data cycles, the
+  // access 4); 64 B: banks 0 and 16 with 32 dwords each (32, 28 from
+  // conflicts; 64 banks would give 16); one address for all lanes is a
+  // broadcast (4). ds_write_b32 at stride 4 B:
+  // 4 + 4 x 1 = 8 cycles, its 4 phases of 16 lanes conflict-free.
   auto p = profile(R"(
   v_lshlrev_b32 v7, 1, v1
   v_lshlrev_b32 v8, 2, v1
+  v_lshlrev_b32 v6, 4, v1
   v_mov_b32 v9, 0
   ds_read_b32 v10, v1
   ds_read_b32 v11, v7
   ds_read_b32 v12, v8
+  ds_read_b32 v14, v6
   ds_read_b32 v13, v9
+  ds_write_b32 v1, v2
   s_waitcnt lgkmcnt(0)
   s_endpgm)");
   ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].ldsCycles, 1u + 2 + 4 + 1);
-  EXPECT_EQ(p[0].ldsConflictCycles, 0u + 1 + 3 + 0);
+  EXPECT_EQ(p[0].ldsCycles, 4u + 4 + 8 + 32 + 4 + 8);
+  EXPECT_EQ(p[0].ldsConflictCycles, 0u + 0 + 4 + 28 + 0 + 0);
+}
 
-  // ds_read_b128 without conflicts: 16 lanes x 4 dwords fill the 64 banks,
-  // so a wave takes 4 phases = 4 cycles (256 bytes a cycle).
+namespace {
+/// A full-wave DS access of `bytes` per lane at `addr[lane]`.
+TraceEvent dsAccess(const std::vector<uint64_t> &addr, unsigned bytes,
+                    bool store, uint64_t exec = ~0ull) {
   TraceEvent e;
-  std::vector<uint64_t> addr;
-  for (unsigned l = 0; l < 64; ++l)
-    addr.push_back(16 * l);
-  e.exec = ~0ull;
-  e.bytesPerAddress = 16;
+  e.exec = exec;
+  e.bytesPerAddress = bytes;
+  e.store = store;
   e.addresses = addr;
+  return e;
+}
+std::vector<uint64_t> strided(uint64_t stride, unsigned lanes = 64) {
+  std::vector<uint64_t> a;
+  for (unsigned l = 0; l < lanes; ++l)
+    a.push_back(stride * l);
+  return a;
+}
+} // namespace
+
+TEST(TimingModel, LdsReadWidthsUseTheirBanks) {
+  const TimingParams P = TimingParams::gfx950();
+  auto cost = [&](const std::vector<uint64_t> &a, unsigned bytes) {
+    std::vector<uint64_t> keep = a;
+    return TimingRecorder::ldsCost(dsAccess(keep, bytes, false), P);
+  };
+  // b32 over 32 banks: stride 128 B puts all 64 lanes in bank 0 (64 cycles;
+  // 64 banks would give 32).
+  EXPECT_EQ(cost(strided(4), 4).cycles, 4u);
+  EXPECT_EQ(cost(strided(128), 4).cycles, 64u);
+  // b64 over 64 banks in two phases of 32 lanes. Consecutive: 64 dwords
+  // fill the banks once per phase (data 2, the access 4 cycles). Stride
+  // 128 B: lane l reads dwords 32l and 32l + 1, so a phase's 32 lanes put
+  // 16 dwords each in banks 0, 1, 32 and 33: 16 a phase, 32 in all (32
+  // banks would give 64).
+  EXPECT_EQ(cost(strided(8), 8).cycles, 4u);
+  EXPECT_EQ(cost(strided(128), 8).cycles, 32u);
+  EXPECT_EQ(cost(strided(128), 8).conflictFree, 4u);
+  // b128 consecutive: each measured phase of 16 lanes covers the 64 banks
+  // once (4 phases, 4 cycles: 1024 bytes at 256 a cycle).
+  EXPECT_EQ(cost(strided(16), 16).cycles, 4u);
+  // All lanes at one address: a broadcast, the 4 address cycles.
+  EXPECT_EQ(cost(std::vector<uint64_t>(64, 0), 4).cycles, 4u);
+}
+
+TEST(TimingModel, LdsReadB128FollowsTheMeasuredPhases) {
+  // Block b (lanes 4b..4b+3) reads 64 bytes at 256 b + 64 g(b), lane i of
+  // the block 16 bytes at + 16 i: the block covers the 16 banks
+  // 16 g(b) .. 16 g(b) + 15. With g(b) = (b % 4) xor (b / 4 % 2), blocks
+  // 0-3 use bank groups 0 1 2 3 and blocks 4-7 use 1 0 3 2 (8-15 the same
+  // again). Phases of 16 neighbouring lanes (blocks 4p..4p+3) would each
+  // cover all 64 banks once: 4 cycles. The measured phases hold blocks
+  // {0,3,5,6}, {8,11,13,14}, {1,2,4,7}, {9,10,12,15}, whose bank groups are
+  // {0,3,0,3} or {1,2,1,2}: every phase serves two dwords in one bank, 2
+  // cycles a phase, 8 in all.
+  std::vector<uint64_t> a;
+  for (unsigned l = 0; l < 64; ++l) {
+    unsigned b = l / 4, i = l % 4, g = (b % 4) ^ (b / 4 % 2);
+    a.push_back(256 * b + 64 * g + 16 * i);
+  }
+  auto c = TimingRecorder::ldsCost(dsAccess(a, 16, false),
+                                   TimingParams::gfx950());
+  EXPECT_EQ(c.cycles, 8u);
+  EXPECT_EQ(c.conflictFree, 4u);
+  // The same addresses with the phases of neighbouring lanes (a parameter):
+  // conflict-free.
+  TimingParams n = TimingParams::gfx950();
+  for (unsigned l = 0; l < 64; ++l)
+    n.ldsReadB128Phase[l] = l / 16;
+  EXPECT_EQ(TimingRecorder::ldsCost(dsAccess(a, 16, false), n).cycles, 4u);
+}
+
+TEST(TimingModel, LdsPhasesFollowTheActiveLanes) {
+  // Only lanes 0-3 and 20-23 run a ds_read_b128: lanes 0-3 read banks 0-15,
+  // lanes 20-23 banks 16-31. They share the first measured phase and no
+  // bank, so the data takes one cycle (with the address cycles set to 0 to
+  // show it); numbered 0-7, or in phases of neighbouring lanes, they would
+  // take two.
+  TimingParams P = TimingParams::gfx950();
+  P.ldsAddressCycles = 0;
+  std::vector<uint64_t> a = {0, 16, 32, 48, 64, 80, 96, 112};
+  uint64_t exec = 0xfull | (0xfull << 20);
+  EXPECT_EQ(TimingRecorder::ldsCost(dsAccess(a, 16, false, exec), P).cycles,
+            1u);
+}
+
+TEST(TimingModel, LdsWritesCostTheirData) {
+  const TimingParams P = TimingParams::gfx950();
+  auto cost = [&](std::vector<uint64_t> a, unsigned bytes) {
+    return TimingRecorder::ldsCost(dsAccess(a, bytes, true), P);
+  };
+  // 4 + 4 x dwords: b32 8, b64 12, b128 20 cycles (conflict-free: their
+  // phases of 16, 8 and 4 lanes cover at most 16 of the 32 banks).
+  EXPECT_EQ(cost(strided(4), 4).cycles, 8u);
+  EXPECT_EQ(cost(strided(8), 8).cycles, 12u);
+  EXPECT_EQ(cost(strided(16), 16).cycles, 20u);
+  // b32 at stride 128 B: 4 phases of 16 lanes, all in bank 0 of 32: 64.
+  auto c = cost(strided(128), 4);
+  EXPECT_EQ(c.cycles, 64u);
+  EXPECT_EQ(c.conflictFree, 8u);
+  // ds_write2_b32, each lane's two dwords next to each other (addresses 8l
+  // and 8l + 4): 4 + 4 x 2 = 12 issue cycles; each element's 4 phases of 16
+  // lanes use 16 distinct banks (data 8 in all).
+  std::vector<uint64_t> two;
+  for (unsigned l = 0; l < 64; ++l) {
+    two.push_back(8 * l);
+    two.push_back(8 * l + 4);
+  }
+  EXPECT_EQ(cost(two, 4).cycles, 12u);
+}
+
+TEST(TimingModel, LdsPermutesSendTheirAddresses) {
+  // ds_bpermute/ds_swizzle touch no bank: the 4 address cycles, nothing
+  // when no lane runs.
+  TraceEvent e;
+  e.exec = ~0ull;
   EXPECT_EQ(TimingRecorder::ldsCycles(e, TimingParams::gfx950()), 4u);
+  e.exec = 0;
+  EXPECT_EQ(TimingRecorder::ldsCycles(e, TimingParams::gfx950()), 0u);
 }
 
 TEST(TimingModel, GlobalLoadsOfALargeGridAreHbmBound) {
