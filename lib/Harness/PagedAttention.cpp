@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <tuple>
 
 using namespace uq;
 using namespace uq::harness;
@@ -391,10 +392,15 @@ namespace {
 /// <= x; its tokens see the keys [lo, hi) of their sequence, intersected
 /// with partition z. Index x + tiles * z; -1: tokens but no keys (the
 /// workgroup loads its query and writes empty rows), 0: no tokens (it
-/// returns).
+/// returns). With \p ranges, also each (x, z)'s sequence, key range and
+/// query tokens (PrefillRange).
+struct PrefillRange {
+  int64_t seq = -1, start = 0, end = 0, tokens = 0;
+};
 std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
                                  const PagedSetup &su, uint64_t tiles,
-                                 uint64_t parts) {
+                                 uint64_t parts,
+                                 std::vector<PrefillRange> *ranges = nullptr) {
   const AttentionProblem &cfg = pp.config;
   const int64_t numTokens = su.numTokens, tpt = su.tokensPerTile;
   const int64_t ns = int64_t(pp.seqLens.size());
@@ -417,6 +423,8 @@ std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
           ? 0
           : std::max<int64_t>(su.paging.maxBlocks, 0) * cfg.blockSize;
   std::vector<int64_t> keys(tiles * parts, 0);
+  if (ranges)
+    ranges->assign(tiles * parts, PrefillRange());
   for (uint64_t x = 0; x < tiles; ++x) {
     const Ext *e = &ext.front();
     for (const Ext &c : ext)
@@ -426,6 +434,9 @@ std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
     int64_t tokEnd = std::min(e->end, tok0 + tpt);
     if (tok0 >= tokEnd)
       continue;
+    if (ranges)
+      for (uint64_t z = 0; z < parts; ++z)
+        (*ranges)[x + tiles * z].tokens = tokEnd - tok0;
     if (e->seq < 0) {
       for (uint64_t z = 0; z < parts; ++z)
         keys[x + tiles * z] = -1;
@@ -445,9 +456,62 @@ std::vector<int64_t> prefillKeys(const PagedAttentionProblem &pp,
           z + 1 == parts ? hi : std::min(hi, pStart + cfg.partitionSize);
       int64_t start = std::max(lo, pStart);
       keys[x + tiles * z] = pEnd > start ? pEnd - start : -1;
+      if (ranges && pEnd > start) {
+        PrefillRange &r = (*ranges)[x + tiles * z];
+        r.seq = e->seq;
+        r.start = start;
+        r.end = pEnd;
+      }
     }
   }
   return keys;
+}
+
+/// The prefill launch's HBM footprint under an L2 per XCD
+/// (TimingParams::hbmFootprintBytes, as uq-kernel-report --calibrate
+/// computes it for AITER's forward kernel): workgroup i (linear, x
+/// fastest) runs on XCD i % numXcds; each XCD reads once the cache slots
+/// (K and V of one KV head: \p slotBytes a token) of the union of the key
+/// ranges its workgroups see per (sequence, KV head), with their
+/// block-table entries, and every workgroup its own query rows
+/// (\p queryRowBytes) and writes its partial rows (\p partialRowBytes).
+double prefillFootprint(const std::vector<PrefillRange> &ranges,
+                        std::array<uint32_t, 3> grid, int64_t groupHeads,
+                        int64_t slotBytes, int64_t blockSize,
+                        double queryRowBytes, double partialRowBytes,
+                        unsigned numXcds) {
+  const uint64_t gx = grid[0], gy = grid[1], gz = grid[2];
+  // (XCD, sequence, KV head) -> key ranges.
+  std::map<std::tuple<unsigned, int64_t, uint64_t>,
+           std::vector<std::pair<int64_t, int64_t>>>
+      seen;
+  double rows = 0;
+  for (uint64_t i = 0, n = gx * gy * gz; i < n; ++i) {
+    uint64_t x = i % gx, y = (i / gx) % gy, z = i / (gx * gy);
+    const PrefillRange &r = ranges[x + gx * z];
+    rows += double(r.tokens) * double(groupHeads);
+    if (r.seq >= 0 && r.end > r.start)
+      seen[{unsigned(i % numXcds), r.seq, y}].push_back({r.start, r.end});
+  }
+  double keys = 0, blocks = 0;
+  for (auto &[key, iv] : seen) {
+    llvm::sort(iv);
+    int64_t lo = iv[0].first, hi = iv[0].second;
+    auto flush = [&] {
+      keys += double(hi - lo);
+      blocks += double((hi + blockSize - 1) / blockSize - lo / blockSize);
+    };
+    for (auto [a, b] : llvm::drop_begin(iv)) {
+      if (a > hi) {
+        flush();
+        lo = a;
+      }
+      hi = std::max(hi, b);
+    }
+    flush();
+  }
+  return keys * double(slotBytes) + blocks * 4.0 +
+         rows * (queryRowBytes + partialRowBytes);
 }
 
 /// The prefill launch's traced workgroups (linear index -> workgroups it
@@ -622,8 +686,19 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
       return makeError("the launch of " + name + " has no workgroups");
     const bool isPrefill = name.ends_with("_prefill");
     std::vector<int64_t> keys;
+    emu::TimingParams tp = emu::TimingParams::gfx950();
     if (isPrefill) {
-      keys = prefillKeys(pp, su, (*grid)[0], (*grid)[2]);
+      std::vector<PrefillRange> ranges;
+      keys = prefillKeys(pp, su, (*grid)[0], (*grid)[2], &ranges);
+      // Rows of D: the prepared query's bytes (FP8 or bf16) and the
+      // partial's f32 row with its maximum and sum.
+      const AttentionProblem &c = pp.config;
+      const int64_t rowsAll = su.numTokens * c.numQHeads;
+      tp.hbmFootprintBytes = prefillFootprint(
+          ranges, *grid, c.numQHeads / std::max<int64_t>(1, c.numKVHeads),
+          su.geom.slotBytes, c.blockSize,
+          rowsAll ? double(buffers["query_prepared"].size()) / rowsAll : 0,
+          double(c.headDim) * 4 + 8, tp.numXcds);
       timing.prefillWorkgroups = total;
       for (int64_t k : keys)
         timing.prefillWorking += k > 0 ? (*grid)[1] : 0;
@@ -659,7 +734,8 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
       if (llvm::Error err = recordPrefill(name, rec.profiles(), weights, keys,
                                           *grid, total, em.stats(), timing))
         return std::move(err);
-    auto est = emu::predictLaunch(**info, rec.profiles(), total, weights);
+    auto est =
+        emu::predictLaunch(**info, rec.profiles(), total, weights, 0, tp);
     if (!est)
       return est.takeError();
     recordEstimate(name, *est, timing);

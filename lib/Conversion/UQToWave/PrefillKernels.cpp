@@ -615,6 +615,10 @@ void PrefillSteps::keyLoop() {
     // m = -inf and subtracts 0 instead (no -inf - -inf).
     Value m = iter[0], l = iter[1], acc = iter[2];
     Value mt = lw.reduceRows(vector::CombiningKind::MAXIMUMF, s, m);
+    // As decode's: a NaN logit makes p, the row sum and the output NaN
+    // whatever the max is (and the row is not "none": NaN != -inf), so the
+    // cross-lane steps may skip it (maxnum, which folds with DPP).
+    stage_attrs::maxIgnoresNaN.set(mt.getDefiningOp());
     Value none =
         arith::CmpFOp::create(lb, loc, arith::CmpFPredicate::OEQ, mt,
                               lw.constSplat(lb.getF32FloatAttr(ninf), {rpw}));

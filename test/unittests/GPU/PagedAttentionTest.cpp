@@ -321,6 +321,36 @@ TEST(PagedAttentionGPU, NaNSinkPolicy) {
 }
 
 
+// The prefill launch's HBM bytes under an L2 per XCD: each of the 8 XCDs
+// reads a (sequence, KV head)'s keys once for all its workgroups (workgroup
+// i on XCD i % 8), not once per workgroup. 1024 new tokens over a 2048
+// prefix, 16 / 8 heads, D 64, uq4, one partition: tiles of 32 tokens, the
+// grid (1024 / 32 + 1 + 2 = 35 tiles, 8 heads); tile x = 1..32 holds tokens
+// 32 (x - 1) .. 32 x - 1, which see keys [0, 2048 + 32 x). Workgroup
+// x + 35 y: for each head an XCD gets 4 of the 32 tiles, and the largest
+// of them, 25..32 over the 8 XCDs, covers the others: 8 x 2048 + 32 x
+// (25 + .. + 32) = 23680 keys a head, 1480 blocks of 16. A slot is 68 B
+// (K and V: 32 code bytes and 2 scale bytes each). Each workgroup reads its
+// 2 x 32 query rows of 64 FP8 bytes and writes partial rows of 64 f32 +
+// max + sum: 1024 x 16 x (64 + 264) bytes.
+TEST(PrefillTiming, HbmBytesUnderAnL2PerXcd) {
+  PagedAttentionProblem pp;
+  pp.config = config(16, 8, 64);
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {1024};
+  pp.seqLens = {1024 + 2048};
+  pp.numPartitions = 1;
+  auto sampled = (*compiled)->predict(pp, 4);
+  ASSERT_TRUE(static_cast<bool>(sampled))
+      << llvm::toString(sampled.takeError());
+  ASSERT_EQ(sampled->prefillWorkgroups, uint64_t(35 * 8));
+  const double keys = 8.0 * (23680.0 * 68 + 1480.0 * 4);
+  const double rows = 1024.0 * 16 * (64 + 64 * 4 + 8);
+  EXPECT_DOUBLE_EQ(sampled->prefill.hbmBytes, keys + rows);
+}
+
 // The timing prediction of a prefill (CompiledPagedAttention::predict)
 // traces workgroups that do work, over the KV heads. With 8 KV heads and
 // GQA 2 the grid is (7 query tiles, 8 heads, 1 partition); the midpoints of
