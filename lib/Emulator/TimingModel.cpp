@@ -425,8 +425,13 @@ void TimingRecorder::endWorkgroup(uint64_t index) {
 
 unsigned uq::emu::wavesPerSimd(unsigned vgprs, unsigned agprs,
                                const TimingParams &p) {
+  // The metadata's .vgpr_count is already the unified count on gfx90a and
+  // later (LLVM AMDGPUBaseInfo getTotalNumVGPRs: alignTo(arch VGPRs, 4) +
+  // AGPRs when AGPRs are used), so .agpr_count is part of it, not added to
+  // it; it can only raise the count of a producer that leaves it out.
   unsigned g = p.registerGranule;
-  unsigned total = (vgprs + g - 1) / g * g + (agprs + g - 1) / g * g;
+  unsigned regs = std::max(vgprs, agprs);
+  unsigned total = (regs + g - 1) / g * g;
   if (total == 0)
     return p.maxWavesPerSimd;
   return std::min(p.maxWavesPerSimd, p.registersPerLane / total);

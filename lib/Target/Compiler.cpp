@@ -329,9 +329,12 @@ readMetadata(llvm::StringRef codeObject) {
 }
 
 /// Waves per SIMD that the register use allows (gfx950: 512 unified
-/// VGPR+AGPR per lane, allocated in blocks of 8, at most 8 waves).
+/// VGPR+AGPR per lane, allocated in blocks of 8, at most 8 waves). The
+/// metadata's .vgpr_count already counts the AGPRs on gfx90a and later
+/// (LLVM AMDGPUBaseInfo getTotalNumVGPRs: alignTo(arch VGPRs, 4) + AGPRs),
+/// as uq::emu::wavesPerSimd takes it.
 int64_t wavesPerSimd(int64_t vgprs, int64_t agprs) {
-  int64_t total = ((vgprs + 7) / 8) * 8 + ((agprs + 7) / 8) * 8;
+  int64_t total = ((std::max(vgprs, agprs) + 7) / 8) * 8;
   if (total <= 0)
     return 8;
   return std::min<int64_t>(8, 512 / total);

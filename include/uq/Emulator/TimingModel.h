@@ -222,7 +222,9 @@ private:
 
 /// Waves per SIMD the registers allow: the unified VGPR+AGPR file of 512
 /// per lane, allocated in granules of 8, at most 8 waves (the rule of the
-/// `occupancy` field of uq-compile's JSON, docs/uq-compile.md).
+/// `occupancy` field of uq-compile's JSON, docs/uq-compile.md). \p vgprs
+/// is the metadata's .vgpr_count, which on gfx90a and later already counts
+/// the AGPRs (\p agprs, .agpr_count, at most that).
 unsigned wavesPerSimd(unsigned vgprs, unsigned agprs,
                       const TimingParams &p = TimingParams::gfx950());
 
