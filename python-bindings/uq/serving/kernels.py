@@ -9,6 +9,9 @@ and against log ``batch * kv_heads * query_len``), which is exact for times
 that are power laws of the sizes (bandwidth- or FLOP-bound kernels), and
 extrapolates beyond the table's range only up to ``limit`` times its edge
 (default 2) unless told to; every extrapolation is counted and reported.
+A prefill row of n new tokens starts at context n (a chunk never exceeds
+its context); below that, its place is taken by the table's diagonal (the
+points whose context is their new tokens) at the lookup's context.
 
 ``RooflineKernels`` times every phase when asked (``--kernel-model
 roofline``) or only prefill (``--prefill-kernel-model roofline``, with the
