@@ -6,6 +6,7 @@
 # interpolation
 # and the GEMM model against hand-computed figures.
 import json
+import math
 import os
 import tempfile
 
@@ -165,7 +166,7 @@ assert "no kernel for head_dim=256" in msg and "uq4/decode" in msg and "prefill"
 
 # Prefill entries as uq-kernel-report --table writes them: batch 1, one
 # chunk of n new tokens per point, at contexts n and above. Rows are keyed
-# by work = batch x kv_heads x n; a lookup of 2 chunks of 32 tokens over 2
+# by work = batch x kv_heads x n; a lookup of one chunk of 64 tokens over 2
 # KV heads (work 128) at context 2048 lies between the rows n = 16 (work
 # 32) and n = 256 (work 512): in each row log-linear in context between
 # 1024 and 4096, then between the rows in log work. Hand-computed:
@@ -180,12 +181,28 @@ hand = doc(kernels=[k for k in dec["kernels"]] +
              "block_size": 16, "points": pre}])
 ht = KernelTable(hand, "h.json")
 ht.bind(128, 8, 16, ["uq4"])
-v = ht.attention_us("uq4", "prefill", 2, 2, 2048, 32)
+v = ht.attention_us("uq4", "prefill", 1, 2, 2048, 64)
 want = (20.0 * 100.0 * 2 ** 0.5) ** 0.5
 assert abs(v - want) < 1e-9 * want, (v, want)
 assert ht.extrapolated == 0 and ht.phase_sources["prefill"] == "table"
 # The points themselves come back exactly.
 assert ht.attention_us("uq4", "prefill", 1, 2, 4096, 256) == 200.0
+# Several chunks in one launch, on a table of single chunks: 2 chunks of
+# 32 tokens over 2048 have the keys of one chunk of 64 over 2048 + 16 =
+# 2064 (each token sees its context less its chunk's later tokens), which
+# fits, so they are that chunk: rows 32 and 512 at 2064, halfway in log work.
+v = ht.attention_us("uq4", "prefill", 2, 2, 2048, 32)
+r = 2064 / 1024
+want = (10.0 * r * 100.0 * r ** 0.5) ** 0.5
+assert abs(v - want) < 1e-9 * want, (v, want)
+# 4 chunks of 200 over 256: one chunk of 800 would need a context of 800,
+# more than 256 + 3 x 100 = 556: 4 launches of one chunk of 200 over 256
+# (work 400: row 32 at 256 is 2 x 5^(2/3), row 512 at 256 the point 30).
+v = ht.attention_us("uq4", "prefill", 4, 2, 256, 200)
+t_row = 2 * 5 ** (2 / 3)
+want = 4 * t_row * (30.0 / t_row) ** (math.log(400 / 32) / math.log(512 / 32))
+assert abs(v - want) < 1e-9 * want, (v, want)
+assert ht.extrapolated == 0
 # A chunk of 64 tokens at context 128 (work 128): the row n = 256 cannot
 # hold a context of 128, so the upper neighbour is the diagonal at 128, a
 # chunk of 128 from empty (work 256), between (16, 2) and (256, 30):

@@ -11,7 +11,10 @@ extrapolates beyond the table's range only up to ``limit`` times its edge
 (default 2) unless told to; every extrapolation is counted and reported.
 A prefill row of n new tokens starts at context n (a chunk never exceeds
 its context); below that, its place is taken by the table's diagonal (the
-points whose context is their new tokens) at the lookup's context.
+points whose context is their new tokens) at the lookup's context. On such
+a table of single chunks a launch of B chunks is one chunk of B q tokens
+with the same keys when that fits its context, else B single chunks (an
+upper bound).
 
 ``RooflineKernels`` times every phase when asked (``--kernel-model
 roofline``) or only prefill (``--prefill-kernel-model roofline``, with the
@@ -81,6 +84,10 @@ class _Entry:
         self.diag_cs = sorted(diag)
         self.diag_ts = [diag[c][0] for c in self.diag_cs]
         self.diag_heads = {diag[c][1] for c in self.diag_cs}
+        # Points of one chunk each (what uq-kernel-report --table writes
+        # for prefill): a launch of several chunks is mapped onto them
+        # (KernelTable.attention_us).
+        self.single_chunk = all(p["batch"] == 1 for p in points)
 
     def at(self, work: float, context: float) -> Tuple[float, float]:
         def row(i):
@@ -254,7 +261,22 @@ class KernelTable:
         if phase in self.fallback_phases:
             return self.fallback.attention_us(fmt, phase, batch, kv_heads, context, query_len)
         e = self.entries[(fmt, phase) + self.bound]
+        scale = 1.0
+        if phase == "prefill" and batch > 1 and e.single_chunk:
+            # A table of single chunks: `batch` chunks of query_len tokens
+            # over `context` are one chunk of batch x query_len tokens with
+            # the same keys (its context c + (batch - 1) q / 2) when such a
+            # chunk fits its context; else `batch` launches of one chunk
+            # (an upper bound: the chunks share one launch).
+            total = float(batch) * query_len
+            c_eq = float(context) + (batch - 1) * float(query_len) / 2
+            if c_eq >= total:
+                context, query_len = c_eq, total
+            else:
+                scale = float(batch)
+            batch = 1
         t, factor = e.at(float(batch * kv_heads * query_len), float(context))
+        t *= scale
         self.lookups += 1
         if factor > 1.0 + 1e-9:
             self.extrapolated += 1
