@@ -509,48 +509,8 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
   os << llvm::formatv(kSamplingText, o.samples) << "\n";
   llvm::json::Array kernels;
   double compileSeconds = 0;
-  size_t points = 0;
-  for (const LadderShape &s : o.shapes) {
-    auto sk = compileShape(o, s, os);
-    if (!sk)
-      return sk.takeError();
-    for (size_t fi = 0; fi < o.formats.size(); ++fi) {
-      const StepPredictor &sp = *sk->byFormat[fi];
-      compileSeconds += sp.compileSeconds();
-      llvm::json::Array pts;
-      for (int64_t ctx : o.contexts) {
-        auto preds = sp.predictUniform(int32_t(ctx), o.batches, o.samples);
-        if (!preds)
-          return preds.takeError();
-        for (size_t bi = 0; bi < o.batches.size(); ++bi) {
-          const StepPrediction &p = (*preds)[bi];
-          ++points;
-          pts.push_back(llvm::json::Object{
-              {"batch", int64_t(o.batches[bi])},
-              {"kv_heads", s.kvHeads},
-              {"context", ctx},
-              {"query_len", 1},
-              {"time_us", p.step.estimateMicroseconds +
-                              p.cacheWrite.estimateMicroseconds()},
-              {"bound_us",
-               p.step.boundMicroseconds + p.cacheWrite.boundMicroseconds()},
-              {"attention_us", p.step.estimateMicroseconds},
-              {"cache_write_us", p.cacheWrite.estimateMicroseconds()},
-              {"bound_resource", stepResource(p)}});
-        }
-      }
-      kernels.push_back(llvm::json::Object{
-          {"format", formatName(o.formats[fi])},
-          {"phase", "decode"},
-          {"head_dim", s.headDim},
-          {"gqa", s.gqa},
-          {"block_size", o.blockSize},
-          {"partition_size", o.partitionSize},
-          {"cache_layout", o.headMajor ? "head-major" : "token-major"},
-          {"points", std::move(pts)}});
-    }
-  }
-  // Prefill: one entry per (prefill shape, format).
+  // Prefill first (a kernel that cannot run stops the tool before the
+  // decode grid's minutes): one entry per (prefill shape, format).
   PrefillReportOptions po;
   po.blockSize = o.blockSize;
   po.partitionSize = o.partitionSize;
@@ -559,6 +519,7 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
   po.partitions = 1;
   po.distinctTokens = o.prefillDistinctTokens;
   size_t prefillPoints = 0;
+  llvm::json::Array prefillKernels;
   for (const LadderShape &s : o.prefillShapes) {
     std::vector<std::pair<int64_t, int64_t>> chunks;
     for (int64_t n : o.prefillNewTokens) {
@@ -600,7 +561,7 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
                           "checked)\n",
                           formatName(f), s.headDim, s.gqa, s.kvHeads,
                           pts->size(), now() - tf, cs);
-      kernels.push_back(llvm::json::Object{
+      prefillKernels.push_back(llvm::json::Object{
           {"format", formatName(f)},
           {"phase", "prefill"},
           {"head_dim", s.headDim},
@@ -612,6 +573,47 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
           {"prefill_shared_v", po.prefillSharedV},
           {"cache_layout", "token-major"},
           {"points", std::move(arr)}});
+    }
+  }
+  size_t points = 0;
+  for (const LadderShape &s : o.shapes) {
+    auto sk = compileShape(o, s, os);
+    if (!sk)
+      return sk.takeError();
+    for (size_t fi = 0; fi < o.formats.size(); ++fi) {
+      const StepPredictor &sp = *sk->byFormat[fi];
+      compileSeconds += sp.compileSeconds();
+      llvm::json::Array pts;
+      for (int64_t ctx : o.contexts) {
+        auto preds = sp.predictUniform(int32_t(ctx), o.batches, o.samples);
+        if (!preds)
+          return preds.takeError();
+        for (size_t bi = 0; bi < o.batches.size(); ++bi) {
+          const StepPrediction &p = (*preds)[bi];
+          ++points;
+          pts.push_back(llvm::json::Object{
+              {"batch", int64_t(o.batches[bi])},
+              {"kv_heads", s.kvHeads},
+              {"context", ctx},
+              {"query_len", 1},
+              {"time_us", p.step.estimateMicroseconds +
+                              p.cacheWrite.estimateMicroseconds()},
+              {"bound_us",
+               p.step.boundMicroseconds + p.cacheWrite.boundMicroseconds()},
+              {"attention_us", p.step.estimateMicroseconds},
+              {"cache_write_us", p.cacheWrite.estimateMicroseconds()},
+              {"bound_resource", stepResource(p)}});
+        }
+      }
+      kernels.push_back(llvm::json::Object{
+          {"format", formatName(o.formats[fi])},
+          {"phase", "decode"},
+          {"head_dim", s.headDim},
+          {"gqa", s.gqa},
+          {"block_size", o.blockSize},
+          {"partition_size", o.partitionSize},
+          {"cache_layout", o.headMajor ? "head-major" : "token-major"},
+          {"points", std::move(pts)}});
     }
   }
   llvm::json::Object doc;
@@ -631,6 +633,21 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
              "kernels (one chunk per call, one split-K partition; query + "
              "prefill + merge launches)"}};
   doc["sampling"] = llvm::formatv(kSamplingText, o.samples).str();
+  if (!o.prefillShapes.empty())
+    doc["prefill_sampling"] =
+        llvm::formatv(
+            "each prefill point as uq-kernel-report --prefill predicts it "
+            "(CompiledPagedAttention::predict): the prefill launch's "
+            "workgroups with keys in {0} strata by key count, each traced "
+            "at its midpoint and spread over the KV heads, plus one without "
+            "keys; the query and merge launches' rows in {0} strata; the "
+            "cache drawn for the first {1} tokens (0: all), later tokens "
+            "repeating their bytes; after a whole-vs-sampled check of a "
+            "reduced chunk",
+            o.samples, o.prefillDistinctTokens)
+            .str();
+  for (llvm::json::Value &k : prefillKernels)
+    kernels.push_back(std::move(k));
   doc["kernels"] = std::move(kernels);
   if (llvm::Error e = writeJson(path, llvm::json::Value(std::move(doc))))
     return e;
