@@ -632,13 +632,17 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
     if (it == impl->kernels.end())
       return makeError("the kernel JSON has no kernel " + name);
     std::vector<emu::KernelArg> args;
+    // Buffers are moved in and back after the launch (the query and
+    // workspaces of a long chunk are hundreds of MB; a copy each way
+    // dominated); a name a kernel lists twice is copied the second time.
+    std::map<std::string, size_t> first;
     for (const emu::ArgSpec &a : it->args) {
-      if (a.isBuffer)
-        // Moved in and back after the launch (the query and workspaces of
-        // a long chunk are hundreds of MB; a copy each way dominated).
-        args.push_back(
-            emu::KernelArg::buffer(std::move(buffers[a.name]), a.name));
-      else
+      if (a.isBuffer) {
+        auto [at, isNew] = first.emplace(a.name, args.size());
+        args.push_back(emu::KernelArg::buffer(isNew ? std::move(buffers[a.name])
+                                                    : args[at->second].bytes,
+                                              a.name));
+      } else
         args.push_back(
             emu::KernelArg::value<int32_t>(int32_t(scalars[a.name])));
     }
@@ -692,9 +696,9 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
       return est.takeError();
     recordEstimate(name, *est, timing);
     // Buffers the next launch reads (only the traced workgroups wrote).
-    for (auto [a, spec] : llvm::zip(args, it->args))
-      if (spec.isBuffer)
-        buffers[spec.name] = std::move(a.bytes);
+    for (auto [i, spec] : llvm::enumerate(it->args))
+      if (spec.isBuffer && first[spec.name] == i)
+        buffers[spec.name] = std::move(args[i].bytes);
     launches.push_back(std::move(*est));
   }
   timing.totalUs = emu::predictStep(std::move(launches)).estimateMicroseconds;

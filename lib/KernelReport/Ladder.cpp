@@ -486,8 +486,7 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
   // The prefill predictions use the token-major cache and the timing
   // model's default HBM counting (PagedAttention.cpp).
   if (!o.prefillShapes.empty() &&
-      (o.headMajor ||
-       o.hbmTraffic != emu::TimingParams::HbmTraffic::Lines))
+      (o.headMajor || o.hbmTraffic != emu::TimingParams::HbmTraffic::Lines))
     return makeError("not implemented: prefill entries with a head-major "
                      "cache or --hbm-traffic=bytes (pass --no-prefill for a "
                      "decode-only table)");
