@@ -110,8 +110,17 @@ llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp,
   const int64_t hq = cfg.numQHeads, hkv = cfg.numKVHeads, d = cfg.headDim,
                 bs = cfg.blockSize;
   const int64_t cached = p.tokens();
-  Tensor k = makeTensor(rng, cached * hkv * d, cfg.scale, cfg.dtype);
-  Tensor v = makeTensor(rng, cached * hkv * d, cfg.scale, cfg.dtype);
+  // The sequences' tokens: the slots before the two skipped ones (and
+  // any extra slots) at the end.
+  const int64_t real =
+      std::max<int64_t>(0, cached - 2 - int64_t(cfg.extraSlots.size()));
+  if (pp.distinctTokens < 0)
+    return makeError("distinctTokens must be >= 0");
+  const bool repeat = pp.distinctTokens > 0 && pp.distinctTokens < real &&
+                      cfg.extraSlots.empty() && cfg.tableOverrides.empty();
+  const int64_t drawn = repeat ? pp.distinctTokens : cached;
+  Tensor k = makeTensor(rng, drawn * hkv * d, cfg.scale, cfg.dtype);
+  Tensor v = makeTensor(rng, drawn * hkv * d, cfg.scale, cfg.dtype);
   std::normal_distribution<float> sinkDist(1.0f, 1.0f);
   su.sinks.resize(hq);
   for (float &x : su.sinks)
@@ -128,11 +137,27 @@ llvm::Expected<PagedSetup> setUpPaged(const PagedAttentionProblem &pp,
   su.cache.assign(ref::cacheBytes(su.geom), 0x5A);
   if (ref::Status st = ref::cacheWrite(
           su.kf, su.vf, su.geom, k.values.data(), v.values.data(),
-          p.slots.data(), cached - 1, su.cache.data(),
+          p.slots.data(), repeat ? drawn : cached - 1, su.cache.data(),
           su.kMean.empty() ? nullptr : su.kMean.data(),
           su.vMean.empty() ? nullptr : su.vMean.data());
       !st.ok())
     return makeError("reference cacheWrite: " + st.message());
+  if (repeat) {
+    // Token i's slots (K and V of every KV head) repeat token i mod drawn's.
+    auto offset = [&](int64_t slot, int64_t h) {
+      int64_t blk = slot / bs, off = slot % bs;
+      return (cfg.headMajor ? (blk * hkv + h) * bs + off : slot * hkv + h) *
+             p.slotBytes;
+    };
+    for (int64_t i = drawn; i < real; ++i) {
+      const int64_t src = p.slots[i % drawn], dst = p.slots[i];
+      if (src < 0 || dst < 0)
+        continue;
+      for (int64_t h = 0; h < hkv; ++h)
+        std::memcpy(su.cache.data() + offset(dst, h),
+                    su.cache.data() + offset(src, h), p.slotBytes);
+    }
+  }
   su.qsl.push_back(int32_t(pp.leadingTokens));
   for (int32_t q : pp.queryLens) {
     if (q < 0)
@@ -671,10 +696,17 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
     if (it == impl->kernels.end())
       return makeError("the kernel JSON has no kernel " + name);
     std::vector<emu::KernelArg> args;
+    // Buffers are moved in and back after the launch (the query and
+    // workspaces of a long chunk are hundreds of MB; a copy each way
+    // dominated); a name a kernel lists twice is copied the second time.
+    std::map<std::string, size_t> first;
     for (const emu::ArgSpec &a : it->args) {
-      if (a.isBuffer)
-        args.push_back(emu::KernelArg::buffer(buffers[a.name], a.name));
-      else
+      if (a.isBuffer) {
+        auto [at, isNew] = first.emplace(a.name, args.size());
+        args.push_back(emu::KernelArg::buffer(isNew ? std::move(buffers[a.name])
+                                                    : args[at->second].bytes,
+                                              a.name));
+      } else
         args.push_back(
             emu::KernelArg::value<int32_t>(int32_t(scalars[a.name])));
     }
@@ -740,9 +772,9 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
       return est.takeError();
     recordEstimate(name, *est, timing);
     // Buffers the next launch reads (only the traced workgroups wrote).
-    for (auto [a, spec] : llvm::zip(args, it->args))
-      if (spec.isBuffer)
-        buffers[spec.name] = a.bytes;
+    for (auto [i, spec] : llvm::enumerate(it->args))
+      if (spec.isBuffer && first[spec.name] == i)
+        buffers[spec.name] = std::move(args[i].bytes);
     launches.push_back(std::move(*est));
   }
   timing.totalUs = emu::predictStep(std::move(launches)).estimateMicroseconds;

@@ -1,6 +1,7 @@
 //===- Ladder.cpp - The kernel ladder and the serving kernel table --------===//
 
 #include "uq/KernelReport/Ladder.h"
+#include "uq/KernelReport/PrefillReport.h"
 
 #include "uq/Support/Output.h"
 
@@ -471,19 +472,108 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
       return makeError(llvm::formatv("the table has one entry per head dim "
                                      "and GQA: D {0} GQA {1} is given twice",
                                      s.headDim, s.gqa));
+  for (const LadderShape &p : o.prefillShapes)
+    if (llvm::none_of(o.shapes, [&](const LadderShape &s) {
+          return s.headDim == p.headDim && s.gqa == p.gqa &&
+                 s.kvHeads == p.kvHeads;
+        }))
+      return makeError(llvm::formatv("the prefill shape {0}:{1}:{2} is not "
+                                     "one of the table's shapes",
+                                     p.headDim, p.gqa, p.kvHeads));
+  if (!o.prefillShapes.empty() &&
+      (o.prefillNewTokens.empty() || o.prefillContexts.empty()))
+    return makeError("prefill entries need new-token counts and contexts");
+  // The prefill predictions use the token-major cache and the timing
+  // model's default HBM counting (PagedAttention.cpp).
+  if (!o.prefillShapes.empty() &&
+      (o.headMajor || o.hbmTraffic != emu::TimingParams::HbmTraffic::Lines))
+    return makeError("not implemented: prefill entries with a head-major "
+                     "cache or --hbm-traffic=bytes (pass --no-prefill for a "
+                     "decode-only table)");
   const auto tp = emu::TimingParams::gfx950();
-  os << "uq kernel table: decode-attention step times of one layer for the "
-        "serving simulator (gfx950 timing model; absolute times are a MODEL)\n"
+  os << "uq kernel table: decode- and prefill-attention times of one layer "
+        "for the serving simulator (gfx950 timing model; absolute times are "
+        "a MODEL)\n"
      << "command: " << o.command << "\n"
-     << "a point's time_us = query + partial + merge + the cache write of "
-        "the step's new tokens (estimates); bound_us the same sum of lower "
-        "bounds\n"
-     << "prefill: no prefill kernel exists in the compiler yet, so the "
-        "table has decode entries only (the simulator takes prefill times "
-        "from its roofline and says so)\n";
+     << "a decode point's time_us = query + partial + merge + the cache "
+        "write of the step's new tokens (estimates); bound_us the same sum of "
+        "lower bounds\n";
+  if (o.prefillShapes.empty())
+    os << "prefill: none (the simulator's prefill needs a table with prefill "
+          "entries, or its roofline when asked)\n";
+  else
+    os << "a prefill point's time_us = query + prefill + merge of one "
+          "uq.paged_attention call of one chunk (estimates; the chunk's cache "
+          "write is not in it)\n";
   os << llvm::formatv(kSamplingText, o.samples) << "\n";
   llvm::json::Array kernels;
   double compileSeconds = 0;
+  // Prefill first (a kernel that cannot run stops the tool before the
+  // decode grid's minutes): one entry per (prefill shape, format).
+  PrefillReportOptions po;
+  po.blockSize = o.blockSize;
+  po.partitionSize = o.partitionSize;
+  po.samples = o.samples;
+  po.decodes = 0;
+  po.partitions = 1;
+  po.distinctTokens = o.prefillDistinctTokens;
+  size_t prefillPoints = 0;
+  llvm::json::Array prefillKernels;
+  for (const LadderShape &s : o.prefillShapes) {
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    for (int64_t n : o.prefillNewTokens) {
+      chunks.push_back({n, n});
+      for (int64_t c : o.prefillContexts)
+        if (c > n)
+          chunks.push_back({n, c});
+    }
+    po.numQHeads = s.gqa * s.kvHeads;
+    po.numKVHeads = s.kvHeads;
+    po.headDim = s.headDim;
+    for (KVCacheKind f : o.formats) {
+      const double tf = now();
+      double cs = 0;
+      auto pts = predictPrefillChunks(po, f, chunks, &cs);
+      if (!pts)
+        return makeError(llvm::formatv("prefill {0} D={1} GQA={2}: {3}",
+                                       formatName(f), s.headDim, s.gqa,
+                                       llvm::toString(pts.takeError())));
+      compileSeconds += cs;
+      llvm::json::Array arr;
+      for (const PrefillChunkTiming &c : *pts) {
+        ++prefillPoints;
+        const PagedAttentionTiming &t = c.timing;
+        arr.push_back(llvm::json::Object{
+            {"batch", 1},
+            {"kv_heads", s.kvHeads},
+            {"context", c.context},
+            {"query_len", c.newTokens},
+            {"time_us", t.totalUs},
+            {"query_us", t.queryUs},
+            {"prefill_us", t.prefillUs},
+            {"merge_us", t.mergeUs},
+            {"prefill_bound_us", t.prefillBoundUs},
+            {"bound_resource", t.prefillBoundResource}});
+      }
+      os << llvm::formatv("  prefill {0,-4} D {1} GQA {2,-2} ({3} KV heads): "
+                          "{4} points in {5:f1} s (compiled in {6:f1} s, "
+                          "checked)\n",
+                          formatName(f), s.headDim, s.gqa, s.kvHeads,
+                          pts->size(), now() - tf, cs);
+      prefillKernels.push_back(llvm::json::Object{
+          {"format", formatName(f)},
+          {"phase", "prefill"},
+          {"head_dim", s.headDim},
+          {"gqa", s.gqa},
+          {"block_size", o.blockSize},
+          {"partitions", po.partitions},
+          {"prefill_waves", po.prefillWaves},
+          {"prefill_rows", po.prefillRows},
+          {"prefill_shared_v", po.prefillSharedV},
+          {"cache_layout", "token-major"},
+          {"points", std::move(arr)}});
+    }
+  }
   size_t points = 0;
   for (const LadderShape &s : o.shapes) {
     auto sk = compileShape(o, s, os);
@@ -534,15 +624,34 @@ llvm::Error uq::report::writeKernelTable(const LadderOptions &o,
                                        {"clock_ghz", tp.clockGHz},
                                        {"hbm_tb_s", tp.hbmPeakTBs}};
   doc["phases"] = llvm::json::Object{
-      {"decode", "timing model of uq's compiled kernels"},
-      {"prefill", "not in the table: no prefill kernel exists in the "
-                  "compiler yet"}};
+      {"decode", "timing model of uq's compiled decode kernels"},
+      {"prefill",
+       o.prefillShapes.empty()
+           ? "not in this table"
+           : "timing model of uq's compiled uq.paged_attention prefill "
+             "kernels (one chunk per call, one split-K partition; query + "
+             "prefill + merge launches)"}};
   doc["sampling"] = llvm::formatv(kSamplingText, o.samples).str();
+  if (!o.prefillShapes.empty())
+    doc["prefill_sampling"] =
+        llvm::formatv(
+            "each prefill point as uq-kernel-report --prefill predicts it "
+            "(CompiledPagedAttention::predict): the prefill launch's "
+            "workgroups with keys in {0} strata by key count, each traced "
+            "at its midpoint and spread over the KV heads, plus one without "
+            "keys; the query and merge launches' rows in {0} strata; the "
+            "cache drawn for the first {1} tokens (0: all), later tokens "
+            "repeating their bytes; after a whole-vs-sampled check of a "
+            "reduced chunk",
+            o.samples, o.prefillDistinctTokens)
+            .str();
+  for (llvm::json::Value &k : prefillKernels)
+    kernels.push_back(std::move(k));
   doc["kernels"] = std::move(kernels);
   if (llvm::Error e = writeJson(path, llvm::json::Value(std::move(doc))))
     return e;
-  os << llvm::formatv("wrote {0}: {1} points, compiled in {2:f1} s, {3:f1} s "
-                      "in all\n",
-                      path, points, compileSeconds, now() - t0);
+  os << llvm::formatv("wrote {0}: {1} decode and {2} prefill points, "
+                      "compiled in {3:f1} s, {4:f1} s in all\n",
+                      path, points, prefillPoints, compileSeconds, now() - t0);
   return llvm::Error::success();
 }

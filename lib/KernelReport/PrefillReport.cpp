@@ -27,6 +27,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cmath>
 
 using namespace uq;
@@ -71,8 +72,9 @@ struct Figures {
   double flops = 0;
 };
 
-llvm::Expected<Figures> measure(const PrefillReportOptions &o,
-                                KVCacheKind format) {
+/// The problem shape of \p o's configuration with \p format's cache.
+PagedAttentionProblem shapeOf(const PrefillReportOptions &o,
+                              KVCacheKind format) {
   PagedAttentionProblem pp;
   pp.config.numQHeads = o.numQHeads;
   pp.config.numKVHeads = o.numKVHeads;
@@ -83,23 +85,46 @@ llvm::Expected<Figures> measure(const PrefillReportOptions &o,
   pp.config.prefillWaves = o.prefillWaves;
   pp.config.prefillRows = o.prefillRows;
   pp.config.prefillSharedV = o.prefillSharedV;
-  auto compiled = CompiledPagedAttention::compile(pp);
-  if (!compiled)
-    return compiled.takeError();
-  Figures f;
-  // The check, on the same batch shape reduced.
+  pp.distinctTokens = o.distinctTokens;
+  return pp;
+}
+
+/// The check, on the batch shape of \p o reduced: whole, then sampled.
+llvm::Error check(const PrefillReportOptions &o,
+                  const CompiledPagedAttention &compiled,
+                  const PagedAttentionProblem &pp, Figures &f) {
   PagedAttentionProblem small =
       batch(pp, o.decodes, o.checkNewTokens, o.checkPrefix, o.partitions);
   PagedPredictOptions whole;
   whole.whole = true;
-  auto w = (*compiled)->predict(small, whole);
+  auto w = compiled.predict(small, whole);
   if (!w)
     return w.takeError();
   f.checkWhole = std::move(*w);
-  auto s = (*compiled)->predict(small, o.samples);
+  auto s = compiled.predict(small, o.samples);
   if (!s)
     return s.takeError();
   f.checkSampled = std::move(*s);
+  return llvm::Error::success();
+}
+
+/// Whether the check passed: no output outside the bound, and the sampled
+/// prefill launch within the tolerance of the whole one.
+bool checkPassed(const PrefillReportOptions &o, const Figures &f) {
+  return f.checkWhole.outsideBound == 0 &&
+         std::fabs(relDiff(f.checkWhole.prefillUs, f.checkSampled.prefillUs)) <=
+             o.checkTolerance;
+}
+
+llvm::Expected<Figures> measure(const PrefillReportOptions &o,
+                                KVCacheKind format) {
+  PagedAttentionProblem pp = shapeOf(o, format);
+  auto compiled = CompiledPagedAttention::compile(pp);
+  if (!compiled)
+    return compiled.takeError();
+  Figures f;
+  if (llvm::Error e = check(o, **compiled, pp, f))
+    return std::move(e);
   PagedAttentionProblem big =
       batch(pp, o.decodes, o.newTokens, o.prefix, o.partitions);
   f.flops = causalFlops(big);
@@ -111,6 +136,53 @@ llvm::Expected<Figures> measure(const PrefillReportOptions &o,
 }
 
 } // namespace
+
+llvm::Expected<std::vector<PrefillChunkTiming>>
+uq::report::predictPrefillChunks(
+    const PrefillReportOptions &o, KVCacheKind format,
+    llvm::ArrayRef<std::pair<int64_t, int64_t>> chunks,
+    double *compileSeconds) {
+  PagedAttentionProblem pp = shapeOf(o, format);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto compiled = CompiledPagedAttention::compile(pp);
+  if (!compiled)
+    return compiled.takeError();
+  if (compileSeconds)
+    *compileSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count();
+  Figures f;
+  if (llvm::Error e = check(o, **compiled, pp, f))
+    return std::move(e);
+  if (!checkPassed(o, f))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("the prefill check failed ({0} new tokens over {1}: {2} "
+                      "outputs outside the bound; prefill launch whole {3:f2} "
+                      "us vs sampled {4:f2} us, tolerance {5:f1}%)",
+                      o.checkNewTokens, o.checkPrefix,
+                      f.checkWhole.outsideBound, f.checkWhole.prefillUs,
+                      f.checkSampled.prefillUs, 100 * o.checkTolerance));
+  std::vector<PrefillChunkTiming> out;
+  for (auto [newTokens, context] : chunks) {
+    if (newTokens < 1 || context < newTokens)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("a prefill chunk of {0} new tokens over a context of "
+                        "{1} (need 1 <= new tokens <= context)",
+                        newTokens, context));
+    auto t = (*compiled)->predict(
+        batch(pp, o.decodes, newTokens, context - newTokens, o.partitions),
+        o.samples);
+    if (!t)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("{0} new tokens over a context of {1}: {2}", newTokens,
+                        context, llvm::toString(t.takeError())));
+    out.push_back({newTokens, context, std::move(*t)});
+  }
+  return out;
+}
 
 llvm::Expected<bool> uq::report::runPrefillReport(
     const PrefillReportOptions &o, llvm::raw_ostream &os,
@@ -142,7 +214,7 @@ llvm::Expected<bool> uq::report::runPrefillReport(
     const PagedAttentionTiming &t = f->timing;
     const PagedAttentionTiming &cw = f->checkWhole, &cs = f->checkSampled;
     double diff = relDiff(cw.prefillUs, cs.prefillUs);
-    bool checkOk = cw.outsideBound == 0 && std::fabs(diff) <= o.checkTolerance;
+    bool checkOk = checkPassed(o, *f);
     os << llvm::formatv(
         "{0} KV cache\n  check ({1} new tokens over {2}, same grid shape: "
         "{3} workgroups of {4} with keys): whole emulation vs reference rel "

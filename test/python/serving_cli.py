@@ -77,7 +77,7 @@ with tempfile.TemporaryDirectory() as d:
     rc, out, err = cli("simulate", *small, "--kernel-table", table, "--allow-extrapolation",
                        "--json", j)
     assert rc == 0, err
-    assert f"kernel times: timing-model table {table}" in out.splitlines()[0]
+    assert f"kernel times: decode and prefill: timing-model table {table}" in out.splitlines()[0]
     doc = json.load(open(j))
     assert doc["kernel_model"]["measured"] is True and doc["kernel_model"]["lookups"] > 0
     # Far outside the table (a 200K-token prompt, 3x the largest context) is

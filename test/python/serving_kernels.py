@@ -2,9 +2,11 @@
 
 # uq.serving kernel times: the timing-model table reader (validation with
 # located errors, log-log interpolation, bounded extrapolation), the
-# roofline fallback (alone, and for a phase the table has no kernel for)
+# roofline (alone, and for prefill when asked), the prefill entries'
+# interpolation
 # and the GEMM model against hand-computed figures.
 import json
+import math
 import os
 import tempfile
 
@@ -96,7 +98,7 @@ with tempfile.TemporaryDirectory() as d:
     assert "not JSON" in raises(ValueError, KernelTable.load, p)
     assert "cannot read" in raises(ValueError, KernelTable.load, os.path.join(d, "none.json"))
     json.dump(doc(), open(p, "w"))
-    assert KernelTable.load(p).label.startswith(f"timing-model table {p} (fixture)")
+    assert KernelTable.load(p).label.startswith(f"decode and prefill: timing-model table {p} (fixture)")
 
 # Roofline (MI355X defaults: 5 TB/s achievable, fp8 peak 8192*256*2.4e9 =
 # 5.0331648e15, bf16 half, 60% of it, 4 us per launch).
@@ -118,12 +120,20 @@ assert abs(v - 21.070843) < 1e-5, v
 v = rf.attention_us("bf16", "prefill", 1, 1, 4096, 4096)
 assert abs(v - (2 * 11.380562 + 4)) < 2e-5, v
 
-# A table without any prefill kernel (what uq-kernel-report --table writes
-# until the compiler has one): with a roofline fallback, prefill comes from
-# the roofline and decode from the table, and the label, notes and
-# phase_sources say which is which; without one, bind refuses.
+# A table without any prefill kernel (`uq-kernel-report --table
+# --no-prefill`): bind refuses prefill, pointing at the fix, even with a
+# roofline at hand; the roofline times prefill only when asked
+# (fallback_phases, --prefill-kernel-model roofline), and the label, notes
+# and phase_sources say which phase comes from where.
 dec = doc(kernels=[k for k in doc()["kernels"] if k["phase"] == "decode"])
-mixed = KernelTable(dec, "d.json", fallback=RooflineKernels(hw, 128, 8))
+msg = raises(ValueError, KernelTable(dec, "d.json", fallback=RooflineKernels(hw, 128, 8)).bind,
+             128, 8, 16, ["uq4"])
+assert "uq4/prefill" in msg and "--prefill-kernel-model roofline" in msg, msg
+msg = raises(ValueError, KernelTable(dec, "d.json").bind, 128, 8, 16, ["uq4"])
+assert "uq4/prefill" in msg, msg
+raises(ValueError, KernelTable, dec, "d.json", fallback_phases=("prefill",))
+mixed = KernelTable(dec, "d.json", fallback=RooflineKernels(hw, 128, 8),
+                    fallback_phases=("prefill",))
 mixed.bind(128, 8, 16, ["uq4", "fp8"])
 assert mixed.attention_us("uq4", "decode", 8, 2, 4096, 1) == law(16, 4096)
 assert mixed.attention_us("uq4", "prefill", 1, 1, 4096, 4096) == \
@@ -132,17 +142,89 @@ assert mixed.lookups == 1 and not mixed.measured
 assert mixed.phase_sources == {"decode": "table", "prefill": "roofline"}
 assert mixed.label.startswith("decode: timing-model table d.json (fixture); prefill: "
                               "ROOFLINE MODEL (not measured"), mixed.label
-assert any(n.startswith("NOT MEASURED: prefill attention times come from the roofline")
+assert any(n.startswith("NOT MEASURED: prefill attention times come from the roofline "
+                        "model (asked for); decode times from the timing model")
            for n in mixed.notes()), mixed.notes()
-# A full table keeps both phases even with a fallback.
+# Asked for, the roofline replaces a prefill the table has.
+asked = KernelTable(doc(), "t.json", fallback=RooflineKernels(hw, 128, 8),
+                    fallback_phases=("prefill",))
+asked.bind(128, 8, 16, ["uq4"])
+assert asked.attention_us("uq4", "prefill", 2, 2, 512, 4) == \
+    RooflineKernels(hw, 128, 8).attention_us("uq4", "prefill", 2, 2, 512, 4)
+assert asked.phase_sources["prefill"] == "roofline"
+# A full table keeps both phases even with a roofline at hand, and says so.
 both = KernelTable(doc(), "t.json", fallback=RooflineKernels(hw, 128, 8))
-assert both.measured and both.phase_sources["prefill"] == "table"
-# The fallback covers missing phases, not missing shapes.
+both.bind(128, 8, 16, ["uq4"])
+assert both.measured and both.phase_sources == {"decode": "table", "prefill": "table"}
+assert both.label.startswith("decode and prefill: timing-model table t.json"), both.label
+assert any(n.startswith("NOT MEASURED: decode and prefill attention times come from the "
+                        "gfx950 timing model") for n in both.notes()), both.notes()
+# Missing shapes are an error for either phase.
 msg = raises(ValueError, mixed.bind, 256, 8, 16, ["uq4"])
 assert "no kernel for head_dim=256" in msg and "uq4/decode" in msg and "prefill" not in \
     msg.split("(it has")[0], msg
-msg = raises(ValueError, KernelTable(dec, "d.json").bind, 128, 8, 16, ["uq4"])
-assert "uq4/prefill" in msg, msg
+
+# Prefill entries as uq-kernel-report --table writes them: batch 1, one
+# chunk of n new tokens per point, at contexts n and above. Rows are keyed
+# by work = batch x kv_heads x n; a lookup of one chunk of 64 tokens over 2
+# KV heads (work 128) at context 2048 lies between the rows n = 16 (work
+# 32) and n = 256 (work 512): in each row log-linear in context between
+# 1024 and 4096, then between the rows in log work. Hand-computed:
+#   row 32:  t = 10 at 1024, 40 at 4096 -> 20 at 2048 (slope 1)
+#   row 512: t = 100 at 1024, 200 at 4096 -> 100 * 2^0.5 at 2048
+#   work 128 is halfway in log between 32 and 512 -> sqrt(20 * 141.42...)
+pre = [{"batch": 1, "kv_heads": 2, "context": c, "query_len": n, "time_us": tu}
+       for n, c, tu in ((16, 16, 2.0), (16, 1024, 10.0), (16, 4096, 40.0),
+                        (256, 256, 30.0), (256, 1024, 100.0), (256, 4096, 200.0))]
+hand = doc(kernels=[k for k in dec["kernels"]] +
+           [{"format": "uq4", "phase": "prefill", "head_dim": 128, "gqa": 8,
+             "block_size": 16, "points": pre}])
+ht = KernelTable(hand, "h.json")
+ht.bind(128, 8, 16, ["uq4"])
+v = ht.attention_us("uq4", "prefill", 1, 2, 2048, 64)
+want = (20.0 * 100.0 * 2 ** 0.5) ** 0.5
+assert abs(v - want) < 1e-9 * want, (v, want)
+assert ht.extrapolated == 0 and ht.phase_sources["prefill"] == "table"
+# The points themselves come back exactly.
+assert ht.attention_us("uq4", "prefill", 1, 2, 4096, 256) == 200.0
+# Several chunks in one launch, on a table of single chunks: 2 chunks of
+# 32 tokens over 2048 have the keys of one chunk of 64 over 2048 + 16 =
+# 2064 (each token sees its context less its chunk's later tokens), which
+# fits, so they are that chunk: rows 32 and 512 at 2064, halfway in log work.
+v = ht.attention_us("uq4", "prefill", 2, 2, 2048, 32)
+r = 2064 / 1024
+want = (10.0 * r * 100.0 * r ** 0.5) ** 0.5
+assert abs(v - want) < 1e-9 * want, (v, want)
+# 4 chunks of 200 over 256: one chunk of 800 would need a context of 800,
+# more than 256 + 3 x 100 = 556: 4 launches of one chunk of 200 over 256
+# (work 400: row 32 at 256 is 2 x 5^(2/3), row 512 at 256 the point 30).
+v = ht.attention_us("uq4", "prefill", 4, 2, 256, 200)
+t_row = 2 * 5 ** (2 / 3)
+want = 4 * t_row * (30.0 / t_row) ** (math.log(400 / 32) / math.log(512 / 32))
+assert abs(v - want) < 1e-9 * want, (v, want)
+assert ht.extrapolated == 0
+# A chunk of 64 tokens at context 128 (work 128): the row n = 256 cannot
+# hold a context of 128, so the upper neighbour is the diagonal at 128, a
+# chunk of 128 from empty (work 256), between (16, 2) and (256, 30):
+# 2 * 15^(3/4); row 32 at 128: between (16, 2) and (1024, 10):
+# 2 * 5^(1/2). Work 128 lies 2/3 of the way in log from 32 to 256.
+v = ht.attention_us("uq4", "prefill", 1, 2, 128, 64)
+t_row, t_diag = 2 * 5 ** 0.5, 2 * 15 ** 0.75
+want = t_row * (t_diag / t_row) ** (2 / 3)
+assert abs(v - want) < 1e-9 * want, (v, want)
+assert ht.extrapolated == 0
+# A chunk of 8 tokens at context 64 (work 16): half the smallest row's
+# work (2x, allowed and counted), on the same pair's slope; 4 tokens at
+# context 64 is 4x: refused.
+v = ht.attention_us("uq4", "prefill", 1, 2, 64, 8)
+t_row, t_diag = 2 * 5 ** (1 / 3), 2 * 15 ** 0.5
+want = t_row * (t_diag / t_row) ** (-1 / 2)
+assert abs(v - want) < 1e-9 * want, (v, want)
+assert ht.extrapolated == 1 and abs(ht.max_factor - 2.0) < 1e-12
+raises(ExtrapolationError, ht.attention_us, "uq4", "prefill", 1, 2, 64, 4)
+# fp8 has no prefill entry in this table: an error naming it.
+msg = raises(ValueError, ht.bind, 128, 8, 16, ["uq4", "fp8"])
+assert "fp8/prefill" in msg and "uq4/prefill" not in msg.split("(it has")[0], msg
 
 # GEMMs: a dense 8e9-parameter bf16 model streams 16e9 B = 3200 us at 5 TB/s;
 # compute is 2*8e9 FLOPs per token / (2.5165824e15 * 0.6) = 10.596 us.

@@ -8,7 +8,8 @@
 //  - --ladder / --quick: predicted decode-step times of the BF16, FP8 and
 //    UltraQuant kernels on the gfx950 timing model over head dims, GQA
 //    ratios, contexts and batches (Ladder.h, docs/performance.md);
-//    --table FILE: the serving simulator's kernel table (docs/serving.md);
+//    --table FILE: the serving simulator's kernel table (docs/serving.md),
+//    with prefill points from the prefill kernels (PrefillReport.h);
 //  - --prefill: a long prefill on the timing model (PrefillReport.h);
 //  - --calibrate: the timing model against AMD's AITER kernels
 //    (Calibrate.h, docs/timing-model.md).
@@ -98,13 +99,15 @@ static cl::opt<bool> ladder(
     cl::cat(ladderCat));
 static cl::opt<std::string> tablePath(
     "table",
-    cl::desc("Write the serving simulator's kernel table (docs/serving.md) "
+    cl::desc("Write the serving simulator's kernel table (docs/serving.md): "
+             "decode points, and prefill points from the prefill kernels, "
              "to this file"),
     cl::value_desc("FILE"), cl::cat(ladderCat));
 static cl::opt<bool> quick(
     "quick",
-    cl::desc("A tiny grid (D 128, GQA 4, 2 KV heads, batch 2, context 600) "
-             "for tests"),
+    cl::desc("A tiny grid (D 128, GQA 4, 2 KV heads, batch 2, context 600; "
+             "with --table prefill chunks of 16 and 64 new tokens at "
+             "contexts up to 256) for tests"),
     cl::cat(ladderCat));
 static cl::opt<std::string> jsonPath(
     "json", cl::desc("--ladder: also write the results as JSON"),
@@ -140,7 +143,8 @@ static cl::list<uq::KVCacheKind> formatsOpt(
     cl::CommaSeparated, cl::cat(ladderCat));
 static cl::opt<unsigned> samplesOpt(
     "samples",
-    cl::desc("Traced workgroups per group of alike partitions (default 3)"),
+    cl::desc("Traced workgroups per group of alike partitions (default 3; "
+             "--table's prefill points: strata of the prefill launch)"),
     cl::init(3), cl::cat(ladderCat));
 static cl::list<int32_t> checkLensOpt(
     "check-lens",
@@ -160,6 +164,34 @@ static cl::opt<uq::emu::TimingParams::HbmTraffic> hbmTraffic(
                    "line read by a co-resident workgroup in the same "
                    "transfer)")),
     cl::init(uq::emu::TimingParams::HbmTraffic::Lines), cl::cat(ladderCat));
+static cl::opt<bool> noPrefill(
+    "no-prefill",
+    cl::desc("--table: decode entries only (the simulator then needs "
+             "--prefill-kernel-model roofline)"),
+    cl::cat(ladderCat));
+static cl::list<std::string> prefillShapesOpt(
+    "prefill-shapes",
+    cl::desc("--table: the shapes HEAD_DIM:GQA:KV_HEADS with prefill "
+             "entries, each one of the table's shapes (default: all of "
+             "them)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::list<int64_t> prefillNewTokensOpt(
+    "prefill-new-tokens",
+    cl::desc("--table: new tokens of the prefill points' chunks (default "
+             "16,1024,8192; --quick 16,64)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::list<int64_t> prefillContextsOpt(
+    "prefill-contexts",
+    cl::desc("--table: contexts of the prefill points, new tokens included; "
+             "each new-token count N also at context N, and at every listed "
+             "context above N (default 8192,65536; --quick 256)"),
+    cl::CommaSeparated, cl::cat(ladderCat));
+static cl::opt<int64_t> prefillDistinctOpt(
+    "prefill-distinct-tokens",
+    cl::desc("--table: cached tokens drawn and quantized per prefill point; "
+             "later tokens repeat their bytes at their own addresses "
+             "(timing does not depend on the values; 0: all; default 4096)"),
+    cl::init(4096), cl::cat(ladderCat));
 static cl::opt<bool> noCheck("no-check",
                              cl::desc("--ladder: skip the sampling check"),
                              cl::cat(ladderCat));
@@ -353,6 +385,50 @@ static std::optional<uq::report::LadderOptions> ladderOptions(int argc,
   o.hbmTraffic = hbmTraffic;
   o.vScaleE4M3 = vScaleE4M3;
   o.jsonPath = jsonPath;
+  // The table's prefill entries.
+  if (table && !noPrefill) {
+    if (prefillShapesOpt.empty())
+      o.prefillShapes = o.shapes;
+    for (const std::string &t : prefillShapesOpt) {
+      auto s = parseShape(t);
+      if (!s) {
+        llvm::errs() << "uq-kernel-report: --prefill-shapes: "
+                     << llvm::toString(s.takeError()) << "\n";
+        return std::nullopt;
+      }
+      o.prefillShapes.push_back(*s);
+    }
+  }
+  o.prefillNewTokens.assign(prefillNewTokensOpt.begin(),
+                            prefillNewTokensOpt.end());
+  if (o.prefillNewTokens.empty())
+    o.prefillNewTokens = quick ? std::vector<int64_t>{16, 64}
+                               : std::vector<int64_t>{16, 1024, 8192};
+  o.prefillContexts.assign(prefillContextsOpt.begin(),
+                           prefillContextsOpt.end());
+  if (o.prefillContexts.empty())
+    o.prefillContexts = quick ? std::vector<int64_t>{256}
+                              : std::vector<int64_t>{8192, 65536};
+  for (int64_t n : o.prefillNewTokens)
+    if (n < 1 || n > (int64_t(1) << 20)) {
+      llvm::errs() << "uq-kernel-report: --prefill-new-tokens must be in [1, "
+                      "1048576], got "
+                   << n << "\n";
+      return std::nullopt;
+    }
+  for (int64_t c : o.prefillContexts)
+    if (c < 1 || c > (int64_t(1) << 24)) {
+      llvm::errs() << "uq-kernel-report: --prefill-contexts must be in [1, "
+                      "16777216], got "
+                   << c << "\n";
+      return std::nullopt;
+    }
+  if (prefillDistinctOpt < 0) {
+    llvm::errs() << "uq-kernel-report: --prefill-distinct-tokens must be >= "
+                    "0\n";
+    return std::nullopt;
+  }
+  o.prefillDistinctTokens = prefillDistinctOpt;
   return o;
 }
 
@@ -379,6 +455,19 @@ static int runLadderOrTable(int argc, char **argv) {
     return 1;
   const bool table = !tablePath.empty();
   const bool runsLadder = ladder || (quick && !table);
+  if (!table && (noPrefill || !prefillShapesOpt.empty() ||
+                 !prefillNewTokensOpt.empty() || !prefillContextsOpt.empty() ||
+                 prefillDistinctOpt.getNumOccurrences())) {
+    llvm::errs() << "uq-kernel-report: --no-prefill, --prefill-shapes, "
+                    "--prefill-new-tokens, --prefill-contexts and "
+                    "--prefill-distinct-tokens go with --table\n";
+    return 1;
+  }
+  if (noPrefill && !prefillShapesOpt.empty()) {
+    llvm::errs() << "uq-kernel-report: --no-prefill and --prefill-shapes "
+                    "exclude each other\n";
+    return 1;
+  }
   if (!jsonPath.empty() && !runsLadder) {
     llvm::errs() << "uq-kernel-report: --json goes with --ladder (or "
                     "--quick without --table)\n";
@@ -525,7 +614,8 @@ int main(int argc, char **argv) {
       "instruction counts\n"
       "  --ladder     decode-step times of the bf16, fp8 and uq4 kernels over "
       "a grid (model); --quick: a tiny grid\n"
-      "  --table FILE the serving simulator's kernel table (model)\n"
+      "  --table FILE the serving simulator's kernel table: decode and "
+      "prefill times (model)\n"
       "  --prefill    a long prefill (model)\n"
       "  --calibrate  the timing model against AMD's measured AITER "
       "kernels\n");
@@ -551,6 +641,11 @@ int main(int argc, char **argv) {
                     "or --table\n";
     return 1;
   }
+  if (noPrefill || !prefillShapesOpt.empty() || !prefillNewTokensOpt.empty() ||
+      !prefillContextsOpt.empty() || prefillDistinctOpt.getNumOccurrences())
+    return error("--no-prefill, --prefill-shapes, --prefill-new-tokens, "
+                 "--prefill-contexts and --prefill-distinct-tokens go with "
+                 "--table");
   if (!prefill &&
       (prefillWavesOpt.getNumOccurrences() ||
        prefillRowsOpt.getNumOccurrences() ||

@@ -252,6 +252,13 @@ struct PagedAttentionProblem {
   /// Split-K partitions of the prefill launch (0: the compiler's rule,
   /// max(1, ceil(max_blocks * block_size / partition_size))).
   int64_t numPartitions = 0;
+  /// Cached tokens drawn at random and quantized by the reference (0: all);
+  /// the slots of later tokens repeat those of token i mod distinctTokens
+  /// (same bytes at their own addresses). For timing predictions of long
+  /// contexts, whose cost does not depend on the values: drawing and
+  /// quantizing every token dominated them. Ignored with extra slots or
+  /// table overrides.
+  int64_t distinctTokens = 0;
   /// Given query [num_tokens, Hq, D] (empty: random; bf16-representable
   /// with dtype bf16).
   std::vector<float> query;

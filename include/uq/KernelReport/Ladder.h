@@ -5,7 +5,8 @@
 // contexts and batches, with each format's HBM floor and the ratios
 // UQ/FP8 and UQ/BF16 (docs/performance.md). `--table FILE`: the same
 // predictions on the serving simulator's grid, written in the kernel-table
-// format of docs/serving.md.
+// format of docs/serving.md, with prefill points from the compiled
+// prefill kernels (PrefillReport.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +53,18 @@ struct LadderOptions {
   std::string command;
   /// Where to write the JSON of the ladder (empty: none).
   std::string jsonPath;
+
+  /// --table's prefill entries: one per (shape of prefillShapes, format),
+  /// from the compiled uq.paged_attention kernels (PrefillReport.h). A
+  /// point is one chunk of n new tokens over a context of c tokens (the new
+  /// ones included), alone in its call: for each n of prefillNewTokens, the
+  /// contexts n and every c of prefillContexts above n. No prefill entries
+  /// when prefillShapes is empty.
+  std::vector<LadderShape> prefillShapes;
+  std::vector<int64_t> prefillNewTokens, prefillContexts;
+  /// Cached tokens drawn and quantized per prefill point; later tokens
+  /// repeat their bytes (PagedAttentionProblem::distinctTokens; 0: all).
+  int64_t prefillDistinctTokens = 4096;
 };
 
 /// Runs the ladder, prints its tables to \p os and writes the JSON.

@@ -49,7 +49,29 @@ struct PrefillReportOptions {
   /// launch's estimate must stay within checkTolerance.
   int64_t checkNewTokens = 64, checkPrefix = 448;
   double checkTolerance = 0.1;
+  /// Cached tokens drawn and quantized (0: all; PagedAttentionProblem::
+  /// distinctTokens): the kernel table's long contexts.
+  int64_t distinctTokens = 0;
 };
+
+/// One chunk of the kernel table's prefill entries: `newTokens` new tokens
+/// over `context` tokens (the new ones included), and its prediction.
+struct PrefillChunkTiming {
+  int64_t newTokens = 0, context = 0;
+  PagedAttentionTiming timing;
+};
+
+/// The prefill kernel of \p o's shape and \p format, checked as the
+/// report checks it (the reduced batch emulated whole against the reference
+/// and sampled; a failed check is an error here, not a warning), then the
+/// prediction of each chunk of \p chunks ((new tokens, context) pairs,
+/// each alone in its call, after o.decodes decodes) with o.partitions
+/// split-K partitions. \p compileSeconds, when given, receives the
+/// compile time.
+llvm::Expected<std::vector<PrefillChunkTiming>>
+predictPrefillChunks(const PrefillReportOptions &o, KVCacheKind format,
+                     llvm::ArrayRef<std::pair<int64_t, int64_t>> chunks,
+                     double *compileSeconds = nullptr);
 
 /// Prints the timing model's figures of a long prefill for each of
 /// \p o's cache formats to \p os. A failed check (outputs outside the

@@ -3,9 +3,10 @@
     python3 -m uq.serving simulate [options]   # your model, GPU, workload
     python3 -m uq.serving paper [options]      # the paper-like setup, ratios vs the paper
 
-Kernel times come from the timing-model table (--kernel-table, default
-kernel-times.json in the build folder) or, labelled as not measured, from a
-roofline (--kernel-model roofline).
+Kernel times (decode and prefill attention) come from the timing-model
+table (--kernel-table, default kernel-times.json in the build folder) or,
+labelled as not measured, from a roofline (--kernel-model roofline; only
+for prefill: --prefill-kernel-model roofline).
 """
 
 from __future__ import annotations
@@ -148,6 +149,9 @@ def add_options(p: argparse.ArgumentParser, d: dict) -> None:
     g = p.add_argument_group("kernel times")
     g.add_argument("--kernel-model", choices=("table", "roofline"), default="table",
                    help="table: timing-model predictions (default); roofline: NOT measured")
+    g.add_argument("--prefill-kernel-model", choices=("table", "roofline"), default="table",
+                   help="with --kernel-model table: prefill attention from the table's "
+                        "prefill entries (default) or from the roofline (NOT measured)")
     g.add_argument("--kernel-table", metavar="FILE",
                    help="uq-kernel-report --table output (default: "
                         "<build>/kernel-times.json)")
@@ -229,12 +233,14 @@ def make_kernels(a, hw: Hardware, model):
             "`build/bin/uq-kernel-report --table build/kernel-times.json`) writes the "
             "default one; pass --kernel-table FILE for another, or use --kernel-model "
             "roofline for an unmeasured roofline estimate")
-    # Phases the table has no kernel for (prefill: none exists in the
-    # compiler yet) are timed by the labelled roofline.
+    # The roofline times prefill only when asked (--prefill-kernel-model
+    # roofline); otherwise both phases come from the table.
     return KernelTable.load(path, limit=a.extrapolation_limit,
                             allow_extrapolation=a.allow_extrapolation,
                             fallback=RooflineKernels(hw, model.head_dim, model.gqa,
-                                                     a.launch_us))
+                                                     a.launch_us),
+                            fallback_phases=(("prefill",)
+                                             if a.prefill_kernel_model == "roofline" else ()))
 
 
 def run(a) -> int:

@@ -9,12 +9,20 @@ and against log ``batch * kv_heads * query_len``), which is exact for times
 that are power laws of the sizes (bandwidth- or FLOP-bound kernels), and
 extrapolates beyond the table's range only up to ``limit`` times its edge
 (default 2) unless told to; every extrapolation is counted and reported.
+A prefill row of n new tokens starts at context n (a chunk never exceeds
+its context); below that, its place is taken by the table's diagonal (the
+points whose context is their new tokens) at the lookup's context. On such
+a table of single chunks a launch of B chunks is one chunk of B q tokens
+with the same keys when that fits its context, else B single chunks (an
+upper bound).
 
-``RooflineKernels`` is the fallback when no table exists, and for a phase the
-table has no kernel for (prefill, until the compiler has a prefill kernel):
-HBM bytes over the achievable bandwidth against MFMA FLOPs over the
-achievable peak. It is a model of the hardware, not of our kernels, and
-everything it feeds says so.
+``RooflineKernels`` times every phase when asked (``--kernel-model
+roofline``) or only prefill (``--prefill-kernel-model roofline``, with the
+table's decode entries): HBM bytes over the achievable bandwidth against
+MFMA FLOPs over the achievable peak. It is a model of the hardware, not of
+our kernels, and everything it feeds says so. The table's decode and
+prefill entries are the gfx950 timing model's predictions of the compiled
+kernels (a model too, not a measurement on hardware).
 """
 
 from __future__ import annotations
@@ -67,6 +75,19 @@ class _Entry:
         self.works = sorted(groups)
         self.rows = [(sorted(groups[w]), [groups[w][c] for c in sorted(groups[w])])
                      for w in self.works]
+        # The diagonal: one-chunk points whose context is their new tokens (a
+        # prefill from empty), by context, with work / context (the KV heads).
+        diag = {float(p["context"]): (float(p["time_us"]),
+                                      p["batch"] * p["kv_heads"])
+                for p in points if p["batch"] == 1 and p["query_len"] == p["context"]
+                and p["query_len"] > 1}
+        self.diag_cs = sorted(diag)
+        self.diag_ts = [diag[c][0] for c in self.diag_cs]
+        self.diag_heads = {diag[c][1] for c in self.diag_cs}
+        # Points of one chunk each (what uq-kernel-report --table writes
+        # for prefill): a launch of several chunks is mapped onto them
+        # (KernelTable.attention_us).
+        self.single_chunk = all(p["batch"] == 1 for p in points)
 
     def at(self, work: float, context: float) -> Tuple[float, float]:
         def row(i):
@@ -87,6 +108,17 @@ class _Entry:
         else:
             lo, hi, fw = i - 1, i, 1.0
         (t0, f0), (t1, f1) = row(lo), row(hi)
+        # A prefill row whose chunks are longer than the context (its
+        # smallest context is its new tokens, above this one) cannot hold
+        # it: the upper neighbour is then the diagonal at this context, a
+        # chunk as long as the context, when its work is above the lookup's.
+        # (Below the smallest row, the same pair sets the slope.)
+        if (i < len(ws) and context < self.rows[hi][0][0]
+                and len(self.diag_heads) == 1 and len(self.diag_cs) > 1):
+            wd = context * next(iter(self.diag_heads))
+            if ws[lo] < wd and work <= wd:
+                td, fd = _interp(self.diag_cs, self.diag_ts, context)
+                return _loglog(work, ws[lo], t0, wd, td), max(fw, f0, fd)
         return _loglog(work, ws[lo], t0, ws[hi], t1), max(fw, f0, f1)
 
 
@@ -105,14 +137,17 @@ def _positive(v, name: str, where: str, integer: bool = False):
 class KernelTable:
     """Attention times from ``uq-kernel-report --table`` (JSON).
 
-    A phase with no entry at all in the table (today: prefill, for which the
-    compiler has no kernel yet) is timed by ``fallback`` (a labelled
-    ``RooflineKernels``) when one is given; ``phase_sources`` and the label
-    say which phase comes from where. A phase the table has, but not for the
-    model's head_dim / gqa / block size, is an error in ``bind``."""
+    The phases in ``fallback_phases`` (asked for: ``--prefill-kernel-model
+    roofline`` gives ``("prefill",)``) are timed by ``fallback`` (a labelled
+    ``RooflineKernels``) whether or not the table has them; every other
+    phase comes from the table, and ``bind`` stops with an error when the
+    table lacks it for the model's head_dim / gqa / block size (a table
+    without prefill entries included). ``phase_sources`` and the label say
+    which phase comes from where."""
 
     def __init__(self, data: dict, path: str = "<table>", limit: float = 2.0,
-                 allow_extrapolation: bool = False, fallback=None):
+                 allow_extrapolation: bool = False, fallback=None,
+                 fallback_phases=()):
         self.path = path
         self.limit = float(limit)
         self.allow = allow_extrapolation
@@ -165,10 +200,14 @@ class KernelTable:
         self.lookups = 0
         self.extrapolated = 0
         self.max_factor = 1.0
-        table_phases = {k[1] for k in self.entries}
-        # Phases the table has no kernel for: the fallback's, if any.
-        self.fallback_phases = tuple(ph for ph in PHASES if ph not in table_phases) \
-            if fallback is not None else ()
+        for ph in fallback_phases:
+            if ph not in PHASES:
+                raise ValueError(f"unknown phase {ph!r} (decode or prefill)")
+        if fallback_phases and fallback is None:
+            raise ValueError("fallback phases need a fallback kernel model")
+        # The phases asked of the fallback; every other one is the table's.
+        self.fallback_phases = tuple(ph for ph in PHASES if ph in fallback_phases)
+        self.table_phases = tuple(ph for ph in PHASES if ph not in self.fallback_phases)
 
     @property
     def measured(self) -> bool:
@@ -188,27 +227,31 @@ class KernelTable:
 
     @property
     def label(self) -> str:
-        lab = f"timing-model table {self.path} ({self.source})"
+        lab = f"{' and '.join(self.table_phases)}: timing-model table {self.path} ({self.source})"
         if self.fallback_phases:
-            lab = (f"{'/'.join(ph for ph in PHASES if ph not in self.fallback_phases)}: "
-                   f"{lab}; {'/'.join(self.fallback_phases)}: {self.fallback.label} "
-                   f"(the table has no {'/'.join(self.fallback_phases)} kernel)")
+            lab += (f"; {' and '.join(self.fallback_phases)}: {self.fallback.label} "
+                    f"(asked for: --prefill-kernel-model roofline)")
         return lab
 
     def bind(self, head_dim: int, gqa: int, block_size: int, formats) -> None:
         """Fix the model's kernel parameters; every needed (format, phase)
-        must be in the table, except phases the fallback covers."""
+        must be in the table, except the phases asked of the fallback."""
         if self.fallback is not None:
             self.fallback.bind(head_dim, gqa, block_size, formats)
-        missing = [f"{f}/{ph}" for f in formats for ph in PHASES
-                   if ph not in self.fallback_phases
-                   and (f, ph, head_dim, gqa, block_size) not in self.entries]
+        missing = [f"{f}/{ph}" for f in formats for ph in self.table_phases
+                   if (f, ph, head_dim, gqa, block_size) not in self.entries]
         if missing:
             have = sorted({f"{k[0]}/{k[1]} D={k[2]} gqa={k[3]} block={k[4]}"
                            for k in self.entries})
+            hint = ""
+            if any(m.endswith("/prefill") for m in missing):
+                hint = (" (`uq-kernel-report --table --prefill-shapes` writes prefill "
+                        "entries; --prefill-kernel-model roofline times prefill with "
+                        "the roofline instead)")
             raise ValueError(
                 f"{self.path} has no kernel for head_dim={head_dim} gqa={gqa} "
-                f"block_size={block_size}: {', '.join(missing)} (it has: {'; '.join(have)})")
+                f"block_size={block_size}: {', '.join(missing)} (it has: {'; '.join(have)})"
+                f"{hint}")
         self.bound = (head_dim, gqa, block_size)
 
     def attention_us(self, fmt: str, phase: str, batch: int, kv_heads: int,
@@ -218,7 +261,22 @@ class KernelTable:
         if phase in self.fallback_phases:
             return self.fallback.attention_us(fmt, phase, batch, kv_heads, context, query_len)
         e = self.entries[(fmt, phase) + self.bound]
+        scale = 1.0
+        if phase == "prefill" and batch > 1 and e.single_chunk:
+            # A table of single chunks: `batch` chunks of query_len tokens
+            # over `context` are one chunk of batch x query_len tokens with
+            # the same keys (its context c + (batch - 1) q / 2) when such a
+            # chunk fits its context; else `batch` launches of one chunk
+            # (an upper bound: the chunks share one launch).
+            total = float(batch) * query_len
+            c_eq = float(context) + (batch - 1) * float(query_len) / 2
+            if c_eq >= total:
+                context, query_len = c_eq, total
+            else:
+                scale = float(batch)
+            batch = 1
         t, factor = e.at(float(batch * kv_heads * query_len), float(context))
+        t *= scale
         self.lookups += 1
         if factor > 1.0 + 1e-9:
             self.extrapolated += 1
@@ -239,9 +297,13 @@ class KernelTable:
         if self.fallback_phases:
             n += self.fallback.notes()
             n.append(f"NOT MEASURED: {' and '.join(self.fallback_phases)} attention times come "
-                     f"from the roofline model (no such kernel in the table); "
-                     f"{' and '.join(ph for ph in PHASES if ph not in self.fallback_phases)} "
-                     f"times from the timing-model table")
+                     f"from the roofline model (asked for); "
+                     f"{' and '.join(self.table_phases)} times from the timing model of the "
+                     f"compiled kernels (a model)")
+        else:
+            n.append(f"NOT MEASURED: {' and '.join(self.table_phases)} attention times come "
+                     f"from the gfx950 timing model of the compiled kernels (a model, "
+                     f"not hardware)")
         return n
 
 

@@ -441,6 +441,44 @@ TEST(PrefillTiming, PartitionsWithoutKeysAreAClassOfTheirOwn) {
       << sampled->prefillUs << " vs " << whole->prefillUs;
 }
 
+// distinctTokens (the kernel table's long contexts): only the first tokens
+// of the cache are drawn and quantized, later ones repeat their bytes at
+// their own addresses. The whole emulation still matches the reference
+// (which reads the same cache), and the prediction is the one of the fully
+// drawn cache to the last digit: the kernels' time does not depend on the
+// values, and every address is the same.
+TEST(PrefillTiming, RepeatedCacheTokensPredictTheSameTime) {
+  PagedAttentionProblem pp;
+  pp.config = config(16, 4, 64);
+  auto compiled = CompiledPagedAttention::compile(pp);
+  ASSERT_TRUE(static_cast<bool>(compiled))
+      << llvm::toString(compiled.takeError());
+  pp.queryLens = {1, 48};
+  pp.seqLens = {700, 48 + 600};
+  pp.numPartitions = 1;
+  auto full = (*compiled)->predict(pp, 3);
+  ASSERT_TRUE(static_cast<bool>(full)) << llvm::toString(full.takeError());
+  pp.distinctTokens = 40;
+  auto repeated = (*compiled)->predict(pp, 3);
+  ASSERT_TRUE(static_cast<bool>(repeated))
+      << llvm::toString(repeated.takeError());
+  EXPECT_EQ(repeated->totalUs, full->totalUs);
+  EXPECT_EQ(repeated->prefill.hbmBytes, full->prefill.hbmBytes);
+  EXPECT_GT(repeated->prefill.mfmaCycles, 0);
+  PagedPredictOptions all;
+  all.whole = true;
+  auto whole = (*compiled)->predict(pp, all);
+  ASSERT_TRUE(static_cast<bool>(whole)) << llvm::toString(whole.takeError());
+  ASSERT_TRUE(whole->checked);
+  EXPECT_EQ(whole->outsideBound, 0);
+  EXPECT_LT(whole->relL2, 0.05);
+  pp.distinctTokens = -1;
+  auto bad = (*compiled)->predict(pp, 3);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("distinctTokens must be >= 0"),
+            std::string::npos);
+}
+
 // A sampled prefill whose traced workgroups did no work while the grid has
 // work is an error, not a number.
 TEST(PrefillTiming, TracingOnlyIdleWorkgroupsIsAnError) {
