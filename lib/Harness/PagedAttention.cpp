@@ -689,6 +689,12 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
   emu::Emulator em(*impl->codeObject);
   PagedAttentionTiming timing;
   std::vector<emu::LaunchEstimate> launches;
+  // The prepared query's bytes per row of D (FP8 or bf16), for the prefill
+  // launch's HBM footprint (read before the launches take the buffers).
+  const int64_t rowsAll = su.numTokens * pp.config.numQHeads;
+  const double queryRowBytes =
+      rowsAll ? double(buffers["query_prepared"].size()) / double(rowsAll)
+              : 0.0;
   for (llvm::StringRef name :
        {"paged_0_query", "paged_0_prefill", "paged_0_merge"}) {
     auto it = llvm::find_if(impl->kernels,
@@ -722,14 +728,12 @@ CompiledPagedAttention::predict(const PagedAttentionProblem &pp,
     if (isPrefill) {
       std::vector<PrefillRange> ranges;
       keys = prefillKeys(pp, su, (*grid)[0], (*grid)[2], &ranges);
-      // Rows of D: the prepared query's bytes (FP8 or bf16) and the
-      // partial's f32 row with its maximum and sum.
+      // Rows of D: the prepared query's bytes and the partial's f32 row
+      // with its maximum and sum.
       const AttentionProblem &c = pp.config;
-      const int64_t rowsAll = su.numTokens * c.numQHeads;
       tp.hbmFootprintBytes = prefillFootprint(
           ranges, *grid, c.numQHeads / std::max<int64_t>(1, c.numKVHeads),
-          su.geom.slotBytes, c.blockSize,
-          rowsAll ? double(buffers["query_prepared"].size()) / rowsAll : 0,
+          su.geom.slotBytes, c.blockSize, queryRowBytes,
           double(c.headDim) * 4 + 8, tp.numXcds);
       timing.prefillWorkgroups = total;
       for (int64_t k : keys)
