@@ -50,6 +50,9 @@ if "address" in sanitize:
     config.available_features.add("asan")
 config.substitutions.append(("%python", host_prefix + config.python_executable))
 config.substitutions.append(("%uq_src", config.uq_src_root))
+# The sanitizer list of a -DUQ_SANITIZE build ("" otherwise), for tests
+# that link programs against uq's static libraries (docs_examples.py).
+config.substitutions.append(("%uq_sanitize", sanitize or "''"))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -1,5 +1,5 @@
 # RUN: rm -rf %t && mkdir -p %t
-# RUN: env PYTHONPATH=%uq_build/python-bindings %python %s %uq_src %uq_build %t | FileCheck %s
+# RUN: env PYTHONPATH=%uq_build/python-bindings UQ_SANITIZE=%uq_sanitize %python %s %uq_src %uq_build %t | FileCheck %s
 
 # The code examples of docs/integration.md, docs/runtime.md and README.md,
 # run as printed, in document order, in a scratch folder where `build`,
@@ -26,6 +26,23 @@ for name in ("include", "docs", "test", "python-bindings"):
     os.symlink(os.path.join(src, name), os.path.join(tmp, name))
 os.symlink(build, os.path.join(tmp, "build"))
 os.chdir(tmp)
+
+# In a sanitizer build (UQ_SANITIZE: -DUQ_SANITIZE's list, empty
+# otherwise) uq's static libraries are instrumented, so a program the docs
+# link against them must be linked with the same sanitizers: `c++` and `cc`
+# of the sh blocks are wrappers that add the flags (the commands still run
+# as printed).
+sanitize = os.environ.get("UQ_SANITIZE", "")
+if sanitize:
+    wrappers = os.path.join(tmp, "sanitize-bin")
+    os.mkdir(wrappers)
+    for cc in ("c++", "cc"):
+        path = os.path.join(wrappers, cc)
+        with open(path, "w") as f:
+            f.write(f'#!/bin/sh\nexec /usr/bin/{cc} -fsanitize={sanitize} '
+                    f'-fno-sanitize=vptr "$@"\n')
+        os.chmod(path, 0o755)
+    os.environ["PATH"] = wrappers + os.pathsep + os.environ["PATH"]
 
 # How a skipped block's first line starts -> why it is not run here.
 NOT_RUN = {
