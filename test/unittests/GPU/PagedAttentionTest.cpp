@@ -36,6 +36,24 @@ AttentionProblem config(int64_t hq, int64_t hkv, int64_t d,
   return pb;
 }
 
+/// One chunk of \p q new tokens over \p prefix cached ones in one split-K
+/// partition, 16 / 8 heads, D 64, uq4: compiled into \p compiled and
+/// predicted from 4 sampled workgroups per launch.
+llvm::Expected<PagedAttentionTiming>
+predictOneChunk(PagedAttentionProblem &pp,
+                std::unique_ptr<CompiledPagedAttention> &compiled, int32_t q,
+                int32_t prefix) {
+  pp.config = config(16, 8, 64);
+  auto c = CompiledPagedAttention::compile(pp);
+  if (!c)
+    return c.takeError();
+  compiled = std::move(*c);
+  pp.queryLens = {q};
+  pp.seqLens = {q + prefix};
+  pp.numPartitions = 1;
+  return compiled->predict(pp, 4);
+}
+
 // A mixed batch: decodes (query length 1) and prefill chunks of 1..300
 // tokens over contexts of 0..3000 tokens, with tokens no sequence covers.
 TEST(PagedAttentionGPU, MixedBatchUQ4) {
@@ -335,14 +353,8 @@ TEST(PagedAttentionGPU, NaNSinkPolicy) {
 // max + sum: 1024 x 16 x (64 + 264) bytes.
 TEST(PrefillTiming, HbmBytesUnderAnL2PerXcd) {
   PagedAttentionProblem pp;
-  pp.config = config(16, 8, 64);
-  auto compiled = CompiledPagedAttention::compile(pp);
-  ASSERT_TRUE(static_cast<bool>(compiled))
-      << llvm::toString(compiled.takeError());
-  pp.queryLens = {1024};
-  pp.seqLens = {1024 + 2048};
-  pp.numPartitions = 1;
-  auto sampled = (*compiled)->predict(pp, 4);
+  std::unique_ptr<CompiledPagedAttention> compiled;
+  auto sampled = predictOneChunk(pp, compiled, 1024, 2048);
   ASSERT_TRUE(static_cast<bool>(sampled))
       << llvm::toString(sampled.takeError());
   ASSERT_EQ(sampled->prefillWorkgroups, uint64_t(35 * 8));
@@ -360,14 +372,8 @@ TEST(PrefillTiming, HbmBytesUnderAnL2PerXcd) {
 // reference).
 TEST(PrefillTiming, SampledWorkgroupsDoWorkOverTheKVHeads) {
   PagedAttentionProblem pp;
-  pp.config = config(16, 8, 64);
-  auto compiled = CompiledPagedAttention::compile(pp);
-  ASSERT_TRUE(static_cast<bool>(compiled))
-      << llvm::toString(compiled.takeError());
-  pp.queryLens = {128};
-  pp.seqLens = {128 + 256};
-  pp.numPartitions = 1;
-  auto sampled = (*compiled)->predict(pp, 4);
+  std::unique_ptr<CompiledPagedAttention> compiled;
+  auto sampled = predictOneChunk(pp, compiled, 128, 256);
   ASSERT_TRUE(static_cast<bool>(sampled))
       << llvm::toString(sampled.takeError());
   // 4 tokens per wave, 4 waves: 32 tokens per tile; 128 / 32 + 1 + 2 tiles.
@@ -388,7 +394,7 @@ TEST(PrefillTiming, SampledWorkgroupsDoWorkOverTheKVHeads) {
   EXPECT_GT(sampled->prefill.hbmBytes, 0);
   PagedPredictOptions all;
   all.whole = true;
-  auto whole = (*compiled)->predict(pp, all);
+  auto whole = compiled->predict(pp, all);
   ASSERT_TRUE(static_cast<bool>(whole)) << llvm::toString(whole.takeError());
   ASSERT_TRUE(whole->checked);
   EXPECT_EQ(whole->outsideBound, 0);
