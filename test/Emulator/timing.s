@@ -5,7 +5,10 @@
 // RUN: ld.lld -shared %t.o -o %t.hsaco
 // RUN: uq-emu %t.hsaco --kernel k --grid 512 --arg zeros:4 --arg zeros:4 --arg zeros:256 --timing | FileCheck %s
 // CHECK: timing model: kernel 'k', 512 workgroups (512 traced), 2 on the busiest CU
-// CHECK: occupancy: 1 waves per workgroup; waves/SIMD by registers 2, by SGPRs 8; workgroups/CU by registers 8, by LDS 40 -> 8 resident (2 waves/SIMD, limited by registers)
+// The kernel's 64 arch VGPRs and 64 AGPRs (accum_offset 64, next_free_vgpr
+// 128) are .vgpr_count 128 with .agpr_count 64, LLVM's unified count:
+// 512 / 128 = 4 waves per SIMD.
+// CHECK: occupancy: 1 waves per workgroup; waves/SIMD by registers 4, by SGPRs 8; workgroups/CU by registers 16, by LDS 40 -> 16 resident (4 waves/SIMD, limited by registers)
 // Two workgroups on the busiest CU land on two SIMDs: 128 MFMA cycles.
 // CHECK: cycles (busiest CU): VALU {{[0-9]+}}  MFMA 128
 // CHECK: lower bound: {{[0-9]+}} cycles = {{[0-9.]+}} us (model), bound by
