@@ -51,8 +51,11 @@ HostTensor tensorOf(DType dt, std::vector<int64_t> shape,
                     const std::vector<T> &values) {
   HostTensor t = HostTensor::zeros(dt, std::move(shape));
   EXPECT_EQ(t.data.size(), values.size() * sizeof(T));
-  std::memcpy(t.data.data(), values.data(),
-              std::min(t.data.size(), values.size() * sizeof(T)));
+  // (An empty tensor has no data pointer: memcpy's arguments must not be
+  // null even for 0 bytes, which UBSan reports.)
+  size_t bytes = std::min(t.data.size(), values.size() * sizeof(T));
+  if (bytes)
+    std::memcpy(t.data.data(), values.data(), bytes);
   return t;
 }
 
