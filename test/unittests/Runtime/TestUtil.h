@@ -75,7 +75,8 @@ inline HostTensor bf16Tensor(std::vector<int64_t> shape,
 
 template <typename T> std::vector<T> valuesOf(const HostTensor &t) {
   std::vector<T> v(t.data.size() / sizeof(T));
-  std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
+  if (!v.empty())
+    std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
   return v;
 }
 
